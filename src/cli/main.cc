@@ -1,0 +1,45 @@
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/logging.h"
+#include "core/parallel.h"
+
+namespace strata::cli {
+
+int& ExitCode() {
+  static int code = 0;
+  return code;
+}
+
+int ReportError(const Status& status) {
+  std::fprintf(stderr, "strata: error: %s\n", status.message().c_str());
+  ExitCode() = 1;
+  return 1;
+}
+
+GlobalOptions& Globals() {
+  static GlobalOptions g;
+  return g;
+}
+
+void AddVersionCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand("version", "Print the strata version");
+  cmd->callback([] { std::printf("strata 0.1.0\n"); });
+}
+
+}  // namespace strata::cli
+
+int main(int argc, char** argv) {
+  using namespace strata::cli;
+  CLI::App app{"strata: data pipeline, ONNX executor, trainer and TF-Serving-compatible model server"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  // The explicit list of subcommands.
+  AddVersionCommand(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return ExitCode();
+}
