@@ -21,5 +21,6 @@ struct GlobalOptions {
 GlobalOptions& Globals();
 
 void AddVersionCommand(CLI::App& app);
+void AddConformanceCommand(CLI::App& app);
 
 }  // namespace strata::cli

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   // The explicit list of subcommands.
   AddVersionCommand(app);
+  AddConformanceCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

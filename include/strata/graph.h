@@ -1,0 +1,220 @@
+// The strata IR (ONNX operator semantics) and the Session that compiles and runs it.
+//
+// A Model holds one Graph of Nodes. Values are named by strings, as in ONNX; an empty input name marks an omitted
+// optional input. Node op types, attribute names and input/output order follow the ONNX operator spec; training
+// helper ops live in the "strata" domain.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "strata/status.h"
+#include "strata/tensor.h"
+
+namespace strata::graph {
+
+struct Graph;
+
+// ---- attributes ----
+
+class Attribute {
+ public:
+  enum class Type { kUndefined, kFloat, kInt, kString, kTensor, kGraph, kFloats, kInts, kStrings, kTensors, kGraphs };
+
+  Attribute() = default;
+  static Attribute Float(float v);
+  static Attribute Int(int64_t v);
+  static Attribute String(std::string v);
+  static Attribute TensorValue(Tensor v);
+  static Attribute GraphValue(std::shared_ptr<Graph> g);
+  static Attribute Floats(std::vector<float> v);
+  static Attribute Ints(std::vector<int64_t> v);
+  static Attribute Strings(std::vector<std::string> v);
+  static Attribute Tensors(std::vector<Tensor> v);
+  static Attribute Graphs(std::vector<std::shared_ptr<Graph>> v);
+
+  Type type() const { return type_; }
+  float f() const { return f_; }
+  int64_t i() const { return i_; }
+  const std::string& s() const { return s_; }
+  const Tensor& t() const { return t_; }
+  const std::shared_ptr<Graph>& g() const { return g_; }
+  const std::vector<float>& floats() const { return floats_; }
+  const std::vector<int64_t>& ints() const { return ints_; }
+  const std::vector<std::string>& strings() const { return strings_; }
+  const std::vector<Tensor>& tensors() const { return tensors_; }
+  const std::vector<std::shared_ptr<Graph>>& graphs() const { return graphs_; }
+
+ private:
+  Type type_ = Type::kUndefined;
+  float f_ = 0;
+  int64_t i_ = 0;
+  std::string s_;
+  Tensor t_;
+  std::shared_ptr<Graph> g_;
+  std::vector<float> floats_;
+  std::vector<int64_t> ints_;
+  std::vector<std::string> strings_;
+  std::vector<Tensor> tensors_;
+  std::vector<std::shared_ptr<Graph>> graphs_;
+};
+
+std::string_view AttributeTypeName(Attribute::Type t);
+using AttributeMap = std::map<std::string, Attribute, std::less<>>;
+
+// ---- nodes ----
+
+inline constexpr std::string_view kOnnxDomain = "";           // "ai.onnx" is normalised to ""
+inline constexpr std::string_view kStrataDomain = "strata";    // training helper ops
+inline constexpr std::string_view kOnnxMlDomain = "ai.onnx.ml";
+
+struct Node {
+  std::string name;
+  std::string op_type;
+  std::string domain;                // "" = ai.onnx
+  std::vector<std::string> inputs;   // "" = omitted optional input
+  std::vector<std::string> outputs;  // "" = unused optional output
+  AttributeMap attrs;
+  int opset = 0;  // version of `domain` that the model imports (set by the importer and the builder)
+  std::string doc;
+
+  const Attribute* FindAttr(std::string_view attr_name) const;
+  bool HasAttr(std::string_view attr_name) const { return FindAttr(attr_name) != nullptr; }
+  // Typed access with defaults; a present attribute of the wrong type gives the default (the verifier reports it).
+  int64_t GetInt(std::string_view attr_name, int64_t def) const;
+  float GetFloat(std::string_view attr_name, float def) const;
+  std::string GetString(std::string_view attr_name, std::string_view def) const;
+  std::vector<int64_t> GetInts(std::string_view attr_name, std::vector<int64_t> def = {}) const;
+  std::vector<float> GetFloats(std::string_view attr_name, std::vector<float> def = {}) const;
+  std::vector<std::string> GetStrings(std::string_view attr_name) const;
+  // Required attributes: InvalidArgument naming the node when missing or of another type.
+  StatusOr<int64_t> RequireInt(std::string_view attr_name) const;
+  StatusOr<float> RequireFloat(std::string_view attr_name) const;
+  StatusOr<std::string> RequireString(std::string_view attr_name) const;
+  StatusOr<std::vector<int64_t>> RequireInts(std::string_view attr_name) const;
+  StatusOr<Tensor> RequireTensor(std::string_view attr_name) const;
+
+  bool has_input(int i) const { return i < static_cast<int>(inputs.size()) && !inputs[i].empty(); }
+  bool has_output(int i) const { return i < static_cast<int>(outputs.size()) && !outputs[i].empty(); }
+  // "node 'conv1' (Conv)": the prefix of every error about this node.
+  std::string Describe() const;
+};
+
+// ---- graphs and models ----
+
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  PartialShape shape;
+  std::string doc;
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Node> nodes;
+  std::vector<ValueInfo> inputs;   // graph inputs that are not initializers
+  std::vector<ValueInfo> outputs;
+  std::map<std::string, Tensor> initializers;
+  std::map<std::string, ValueInfo> value_info;  // optional type annotations of intermediate values
+  std::string doc;
+
+  const ValueInfo* FindInput(std::string_view n) const;
+  const ValueInfo* FindOutput(std::string_view n) const;
+};
+
+struct Model {
+  Graph graph;
+  std::map<std::string, int64_t> opset_imports;  // domain ("" = ai.onnx) -> version
+  int64_t ir_version = 8;
+  std::string producer_name = "strata";
+  std::string producer_version = "0.1.0";
+  std::string domain;
+  int64_t model_version = 0;
+  std::string doc;
+  std::vector<std::pair<std::string, std::string>> metadata;  // metadata_props
+  std::string base_dir;  // directory of the .onnx file: external data is resolved (and confined) here
+
+  int64_t OpsetFor(std::string_view domain_name) const;
+};
+
+// Orders nodes so that every node comes after the producers of its inputs. FailedPrecondition on a cycle or on a
+// value that nothing produces (names it). `outer_scope` lists names visible from an enclosing graph.
+Status TopologicalSort(Graph* graph, const std::vector<std::string>& outer_scope = {});
+
+// Structural checks: unique output names, every input defined, known op types with valid arity, attribute types.
+Status VerifyGraph(const Graph& graph, const std::vector<std::string>& outer_scope = {});
+
+// ---- running models ----
+
+struct SessionOptions {
+  int intra_op_threads = 0;       // 0 = leave the process setting alone
+  size_t memory_limit_bytes = 0;  // 0 = no limit; over it gives RESOURCE_EXHAUSTED naming node, bytes and limit
+  bool optimize = true;           // graph passes (constant folding, fusion)
+  bool use_fast_kernels = true;   // false = reference kernels only
+  bool plan_memory = true;        // static memory plan (one arena per run state)
+};
+
+struct RunStats {
+  int64_t runs = 0;
+  int64_t plan_cache_hits = 0;
+  int64_t plan_cache_misses = 0;  // the analogue of a tf.function retrace
+};
+
+// Type and shape of a model input or output as the model declares it.
+struct SignatureEntry {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  PartialShape shape;
+};
+
+class Plan;
+struct ExecState;
+
+// Compiles a model into plans (one per distinct set of input shapes, cached) and runs them. Thread-safe: Run may
+// be called concurrently; each call uses its own execution state (arena).
+class Session {
+ public:
+  static StatusOr<std::unique_ptr<Session>> Create(std::shared_ptr<const Model> model, SessionOptions options = {});
+  ~Session();
+
+  const std::vector<SignatureEntry>& inputs() const { return inputs_; }
+  const std::vector<SignatureEntry>& outputs() const { return outputs_; }
+
+  // Runs the model. `feeds` must name every graph input; `fetches` lists outputs to return (empty = all outputs,
+  // in graph order). Input dtype/shape mismatches give InvalidArgument naming input, expected and actual.
+  Status Run(const std::vector<std::pair<std::string, Tensor>>& feeds, const std::vector<std::string>& fetches,
+             std::vector<Tensor>* results);
+  Status Run(const std::vector<std::pair<std::string, Tensor>>& feeds, std::vector<Tensor>* results) {
+    return Run(feeds, {}, results);
+  }
+
+  // Planned peak arena bytes (and the kernels chosen) for the given input shapes; compiles the plan if needed.
+  StatusOr<int64_t> PlannedPeakBytes(const std::vector<std::pair<std::string, Shape>>& input_shapes);
+  // Human-readable plan: one line per step with op, kernel, output shapes.
+  StatusOr<std::string> DescribePlan(const std::vector<std::pair<std::string, Shape>>& input_shapes);
+  RunStats stats() const;
+  const Model& model() const { return *model_; }
+  // The graph after optimisation passes (shape independent), as it will be planned.
+  const Graph& optimized_graph() const;
+
+  struct Impl;  // implementation detail
+
+ private:
+  Session() = default;
+  std::shared_ptr<const Model> model_;
+  std::vector<SignatureEntry> inputs_;
+  std::vector<SignatureEntry> outputs_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs a graph node by node with the reference kernels, no passes and no memory planning. Tests compare every
+// optimised path against it.
+Status RunReference(const Model& model, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                    std::vector<Tensor>* results);
+
+}  // namespace strata::graph

@@ -1,0 +1,54 @@
+#include <unordered_set>
+
+#include "graph/passes/passes.h"
+
+namespace strata::graph {
+
+namespace {
+void CollectSubgraphInputs(const Graph& g, std::unordered_set<std::string>* needed) {
+  for (const Node& n : g.nodes) {
+    for (const auto& in : n.inputs) needed->insert(in);
+    for (const auto& [name, a] : n.attrs) {
+      if (a.type() == Attribute::Type::kGraph && a.g()) CollectSubgraphInputs(*a.g(), needed);
+      for (const auto& sub : a.graphs()) CollectSubgraphInputs(*sub, needed);
+    }
+  }
+}
+}  // namespace
+
+Status EliminateDeadCode(Graph* g) {
+  std::unordered_set<std::string> needed;
+  for (const auto& out : g->outputs) needed.insert(out.name);
+  std::vector<bool> keep(g->nodes.size(), false);
+  for (size_t i = g->nodes.size(); i-- > 0;) {
+    const Node& n = g->nodes[i];
+    bool used = false;
+    for (const auto& o : n.outputs) used |= !o.empty() && needed.count(o) > 0;
+    if (!used) continue;
+    keep[i] = true;
+    for (const auto& in : n.inputs) needed.insert(in);
+    for (const auto& [name, a] : n.attrs) {
+      if (a.type() == Attribute::Type::kGraph && a.g()) CollectSubgraphInputs(*a.g(), &needed);
+      for (const auto& sub : a.graphs()) CollectSubgraphInputs(*sub, &needed);
+    }
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g->nodes.size(); ++i)
+    if (keep[i]) kept.push_back(std::move(g->nodes[i]));
+  g->nodes = std::move(kept);
+  for (auto it = g->initializers.begin(); it != g->initializers.end();) {
+    if (needed.count(it->first) == 0)
+      it = g->initializers.erase(it);
+    else
+      ++it;
+  }
+  return Status::OK();
+}
+
+Status RunDefaultPasses(Graph* g, const SessionOptions& options) {
+  STRATA_RETURN_IF_ERROR(FoldConstants(g));
+  STRATA_RETURN_IF_ERROR(EliminateDeadCode(g));
+  return Status::OK();
+}
+
+}  // namespace strata::graph

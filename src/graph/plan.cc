@@ -1,0 +1,360 @@
+#include "graph/plan.h"
+
+#include <algorithm>
+
+#include "core/logging.h"
+#include "graph/interpreter.h"
+
+namespace strata::graph {
+
+constexpr int64_t kArenaAlignment = 64;
+
+struct ExecState {
+  void* arena = nullptr;
+  size_t arena_bytes = 0;
+  Allocator* alloc = nullptr;
+  std::vector<Tensor> values;   // the current tensor of each value id
+  std::vector<Tensor> planned;  // arena views, prepared once (undefined when not planned)
+  std::vector<uint8_t> fresh;   // 1 when values[id] is memory the caller may own (allocated for this run)
+  std::vector<const Tensor*> ins;
+  ~ExecState() {
+    if (arena != nullptr) alloc->Free(arena, arena_bytes);
+  }
+};
+
+namespace {
+
+class PlanKernelContext final : public ops::KernelContext {
+ public:
+  PlanKernelContext(const Plan& plan, const PlanStep& step, ExecState& state, Allocator* alloc)
+      : plan_(plan), step_(step), state_(state), alloc_(alloc) {
+    node_ = step.node;
+    inputs_ = state.ins.data();
+    num_inputs_ = static_cast<int>(step.inputs.size());
+    num_outputs_ = static_cast<int>(step.outputs.size());
+  }
+
+  StatusOr<Tensor*> Output(int i, DType dtype, const Shape& shape) override {
+    STRATA_CHECK(i >= 0 && i < num_outputs_, node_->Describe(), ": output index ", i, " out of range");
+    const int id = step_.outputs[i];
+    if (id < 0) {  // an output the graph does not use: give the kernel scratch memory
+      auto t = Tensor::Create(dtype, shape, alloc_);
+      if (!t.ok()) return Status(t.status()).WithContext(node_->Describe());
+      scratch_.push_back(std::move(t).value());
+      return &scratch_.back();
+    }
+    const PlanValue& v = plan_.values()[id];
+    Tensor& slot = state_.values[id];
+    if (v.arena_offset >= 0 && dtype == v.dtype && state_.planned[id].shape() == shape) {
+      slot = state_.planned[id];
+      state_.fresh[id] = 0;
+      return &slot;
+    }
+    auto t = Tensor::Create(dtype, shape, alloc_);
+    if (!t.ok()) return Status(t.status()).WithContext(node_->Describe());
+    slot = std::move(t).value();
+    state_.fresh[id] = 1;
+    return &slot;
+  }
+
+  void SetOutput(int i, Tensor t) override {
+    STRATA_CHECK(i >= 0 && i < num_outputs_, node_->Describe(), ": output index ", i, " out of range");
+    const int id = step_.outputs[i];
+    if (id < 0) return;
+    state_.values[id] = std::move(t);
+    state_.fresh[id] = 0;
+  }
+
+  Allocator* allocator() override { return alloc_; }
+
+  Status RunSubgraph(const Graph& g, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                     std::vector<Tensor>* outputs) override {
+    const ValueLookup lookup = [this](const std::string& name) -> const Tensor* {
+      const int id = plan_.ValueId(name);
+      if (id < 0 || !state_.values[id].defined()) return nullptr;
+      return &state_.values[id];
+    };
+    return InterpretGraph(g, feeds, lookup, alloc_, outputs);
+  }
+
+ private:
+  const Plan& plan_;
+  const PlanStep& step_;
+  ExecState& state_;
+  Allocator* alloc_;
+  std::vector<Tensor> scratch_;
+};
+
+}  // namespace
+
+Plan::~Plan() = default;
+
+int Plan::ValueId(const std::string& name) const {
+  auto it = ids_.find(name);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& g, const std::vector<ValueInfo>& inputs,
+                                              const SessionOptions& options, Allocator* alloc) {
+  std::unique_ptr<Plan> plan(new Plan());
+  plan->alloc_ = alloc;
+  STRATA_RETURN_IF_ERROR(InferGraph(g, inputs, InferOptions{}, &plan->inferred_));
+
+  auto add_value = [&](const std::string& name) -> int {
+    auto [it, inserted] = plan->ids_.emplace(name, static_cast<int>(plan->values_.size()));
+    if (inserted) {
+      PlanValue v;
+      v.name = name;
+      const auto t = plan->inferred_.types.find(name);
+      if (t != plan->inferred_.types.end()) {
+        v.dtype = t->second.dtype;
+        v.shape = t->second.shape;
+      }
+      plan->values_.push_back(std::move(v));
+    }
+    return it->second;
+  };
+  for (const ValueInfo& in : inputs) {
+    const int id = add_value(in.name);
+    plan->values_[id].is_input = true;
+    plan->input_ids_.push_back(id);
+  }
+  for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+    const Node& node = g.nodes[ni];
+    if (plan->inferred_.folded[ni]) continue;
+    PlanStep step;
+    step.node = &node;
+    step.schema = ops::OpRegistry::Global().Find(node.domain, node.op_type);
+    for (const std::string& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : add_value(in));
+    const int step_index = static_cast<int>(plan->steps_.size());
+    for (const std::string& out : node.outputs) {
+      if (out.empty()) {
+        step.outputs.push_back(-1);
+        continue;
+      }
+      const int id = add_value(out);
+      plan->values_[id].producer = step_index;
+      if (step.schema->view_input >= 0 && step.schema->view_input < static_cast<int>(step.inputs.size()) &&
+          &out == &node.outputs[0])
+        plan->values_[id].view_of = step.inputs[step.schema->view_input];
+      step.outputs.push_back(id);
+    }
+    plan->steps_.push_back(std::move(step));
+  }
+  // Constants: initializers and folded values that steps (or outputs) read.
+  for (const ValueInfo& out : g.outputs) plan->values_[add_value(out.name)].is_output = true;
+  plan->constants_.resize(plan->values_.size());
+  for (size_t id = 0; id < plan->values_.size(); ++id) {
+    PlanValue& v = plan->values_[id];
+    auto c = plan->inferred_.constants.find(v.name);
+    if (c != plan->inferred_.constants.end() && !v.is_input && v.producer < 0) {
+      v.is_constant = true;
+      plan->constants_[id] = c->second;
+    } else if (!v.is_input && v.producer < 0) {
+      return FailedPreconditionError("value '", v.name, "' is used but never produced");
+    }
+  }
+  STRATA_RETURN_IF_ERROR(plan->AssignKernels(options));
+  plan->ComputeLiveness();
+  plan->PlanMemory(options.plan_memory);
+  return plan;
+}
+
+Status Plan::AssignKernels(const SessionOptions& options) {
+  static const ops::ValueType kUnknown;
+  for (PlanStep& step : steps_) {
+    std::vector<ops::ValueType> ins, outs;
+    for (int id : step.inputs) {
+      if (id < 0) {
+        ins.push_back(kUnknown);
+        continue;
+      }
+      ops::ValueType vt{values_[id].dtype, values_[id].shape, nullptr};
+      if (values_[id].is_constant) vt.value = &constants_[id];
+      ins.push_back(std::move(vt));
+    }
+    for (int id : step.outputs) outs.push_back(id < 0 ? kUnknown : ops::ValueType{values_[id].dtype, values_[id].shape});
+    ops::KernelInit init{*step.node, ins, outs};
+    if (options.use_fast_kernels) {
+      for (const ops::KernelEntry& entry : step.schema->kernels) {
+        auto k = entry.create(init);
+        if (k.ok()) {
+          step.kernel = std::move(k).value();
+          break;
+        }
+        if (k.status().code() != StatusCode::kUnimplemented)
+          return Status(k.status()).WithContext(StrCat(step.node->Describe(), " [kernel ", entry.name, "]"));
+        if (VerboseEnabled("dispatch"))
+          LogInfo("dispatch: ", step.node->Describe(), ": ", entry.name, " declined: ", k.status().message());
+      }
+    }
+    if (!step.kernel) step.kernel = ops::MakeReferenceKernel(*step.schema);
+    if (VerboseEnabled("dispatch")) LogInfo("dispatch: ", step.node->Describe(), " -> ", step.kernel->name());
+  }
+  return Status::OK();
+}
+
+void Plan::ComputeLiveness() {
+  const int end = static_cast<int>(steps_.size());
+  for (int s = 0; s < end; ++s)
+    for (int id : steps_[s].inputs)
+      if (id >= 0) values_[id].last_use = std::max(values_[id].last_use, s);
+  for (PlanValue& v : values_) {
+    if (v.is_output) v.last_use = end;
+    if (v.last_use < 0) v.last_use = v.producer;  // produced but never read
+  }
+  // A view keeps the memory it points into alive: extend the source's lifetime (views of views chain backwards).
+  for (int s = end - 1; s >= 0; --s)
+    for (int id : steps_[s].outputs)
+      if (id >= 0 && values_[id].view_of >= 0) {
+        PlanValue& src = values_[values_[id].view_of];
+        src.last_use = std::max(src.last_use, values_[id].last_use);
+      }
+  for (size_t id = 0; id < values_.size(); ++id) {
+    const PlanValue& v = values_[id];
+    if (v.producer >= 0 && !v.is_output && v.last_use >= 0 && v.last_use < end)
+      steps_[v.last_use].release.push_back(static_cast<int>(id));
+  }
+}
+
+void Plan::PlanMemory(bool enabled) {
+  arena_bytes_ = 0;
+  if (!enabled) return;
+  std::vector<int> candidates;
+  for (size_t id = 0; id < values_.size(); ++id) {
+    PlanValue& v = values_[id];
+    if (v.producer < 0 || v.is_output || v.view_of >= 0 || v.dtype == DType::kString ||
+        v.dtype == DType::kUndefined || !v.shape.IsFullyKnown())
+      continue;
+    const ops::OpSchema* schema = steps_[v.producer].schema;
+    if (schema->view_input != -1) continue;  // view ops may hand back memory they do not own
+    v.bytes = static_cast<size_t>(v.shape.ToShape().NumElements()) * DTypeSize(v.dtype);
+    if (v.bytes == 0) continue;
+    candidates.push_back(static_cast<int>(id));
+  }
+  // Greedy by size: each value takes the lowest offset that does not overlap, in memory, a placed value whose
+  // lifetime overlaps its own.
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](int a, int b) { return values_[a].bytes > values_[b].bytes; });
+  std::vector<int> placed;
+  for (int id : candidates) {
+    PlanValue& v = values_[id];
+    const int64_t size = (static_cast<int64_t>(v.bytes) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+    std::vector<std::pair<int64_t, int64_t>> busy;  // [offset, end) of time-overlapping values
+    for (int p : placed) {
+      const PlanValue& o = values_[p];
+      if (o.producer <= v.last_use && v.producer <= o.last_use) {
+        const int64_t osize = (static_cast<int64_t>(o.bytes) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+        busy.emplace_back(o.arena_offset, o.arena_offset + osize);
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (const auto& [b, e] : busy) {
+      if (offset + size <= b) break;
+      offset = std::max(offset, e);
+    }
+    v.arena_offset = offset;
+    arena_bytes_ = std::max(arena_bytes_, offset + size);
+    placed.push_back(id);
+  }
+}
+
+std::unique_ptr<ExecState> Plan::AcquireState() const {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (!pool_.empty()) {
+      auto s = std::move(pool_.back());
+      pool_.pop_back();
+      return s;
+    }
+  }
+  return nullptr;
+}
+
+void Plan::ReleaseState(std::unique_ptr<ExecState> state) const {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  pool_.push_back(std::move(state));
+}
+
+Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int>& fetch_ids,
+                 std::vector<Tensor>* results) const {
+  std::unique_ptr<ExecState> state = AcquireState();
+  if (!state) {
+    state = std::make_unique<ExecState>();
+    state->alloc = alloc_;
+    if (arena_bytes_ > 0) {
+      auto mem = alloc_->Allocate(static_cast<size_t>(arena_bytes_));
+      if (!mem.ok())
+        return ResourceExhaustedError("the execution plan needs ", arena_bytes_, " bytes for intermediate values: ",
+                                      mem.status().message());
+      state->arena = *mem;
+      state->arena_bytes = static_cast<size_t>(arena_bytes_);
+    }
+    state->values.resize(values_.size());
+    state->planned.resize(values_.size());
+    state->fresh.assign(values_.size(), 0);
+    for (size_t id = 0; id < values_.size(); ++id) {
+      const PlanValue& v = values_[id];
+      if (v.arena_offset >= 0)
+        state->planned[id] = Tensor::Wrap(v.dtype, v.shape.ToShape(), static_cast<char*>(state->arena) + v.arena_offset);
+    }
+    size_t max_inputs = 0;
+    for (const PlanStep& s : steps_) max_inputs = std::max(max_inputs, s.inputs.size());
+    state->ins.resize(max_inputs);
+  }
+  for (size_t id = 0; id < values_.size(); ++id)
+    if (values_[id].is_constant) state->values[id] = constants_[id];
+  for (size_t i = 0; i < input_ids_.size(); ++i) state->values[input_ids_[i]] = *inputs[i];
+
+  Status status;
+  for (const PlanStep& step : steps_) {
+    for (size_t i = 0; i < step.inputs.size(); ++i)
+      state->ins[i] = step.inputs[i] >= 0 ? &state->values[step.inputs[i]] : nullptr;
+    PlanKernelContext ctx(*this, step, *state, alloc_);
+    status = step.kernel->Run(ctx);
+    if (!status.ok()) {
+      if (status.message().find(step.node->Describe()) == std::string::npos) status.WithContext(step.node->Describe());
+      break;
+    }
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      const int id = step.outputs[i];
+      if (id >= 0 && !state->values[id].defined()) {
+        status = InternalError(step.node->Describe(), ": kernel '", step.kernel->name(), "' did not produce output ", i);
+        break;
+      }
+    }
+    if (!status.ok()) break;
+    for (int id : step.release) state->values[id] = Tensor();
+  }
+  if (status.ok()) {
+    results->clear();
+    for (int id : fetch_ids) {
+      const Tensor& t = state->values[id];
+      // Memory this run allocated can be handed over; views of inputs, constants or the arena are copied.
+      results->push_back(state->fresh[id] ? t : t.Clone());
+    }
+  }
+  for (auto& t : state->values) t = Tensor();
+  std::fill(state->fresh.begin(), state->fresh.end(), 0);
+  ReleaseState(std::move(state));
+  return status;
+}
+
+std::string Plan::Describe() const {
+  std::string out = StrCat("plan: ", steps_.size(), " steps, arena ", arena_bytes_, " bytes\n");
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const PlanStep& step = steps_[s];
+    out += StrCat("  [", s, "] ", step.node->Describe(), " kernel=", step.kernel->name(), " ->");
+    for (int id : step.outputs) {
+      if (id < 0) continue;
+      const PlanValue& v = values_[id];
+      out += StrCat(" ", v.name, ":", DTypeName(v.dtype), v.shape.ToString());
+      if (v.arena_offset >= 0) out += StrCat("@", v.arena_offset);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace strata::graph

@@ -1,0 +1,81 @@
+// A Plan is a graph compiled for one set of concrete input shapes: folded constants, the steps left to run with
+// their kernels (prepared once), and a static memory plan (liveness-based reuse of one arena). Plans are immutable
+// and shared by concurrent runs; each run borrows an ExecState (arena + value table) from the plan's pool.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/infer.h"
+#include "ops/op.h"
+#include "strata/graph.h"
+
+namespace strata::graph {
+
+struct PlanValue {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  PartialShape shape;
+  bool is_input = false;
+  bool is_constant = false;
+  bool is_output = false;     // a graph output: allocated fresh each run and handed to the caller
+  int producer = -1;          // step index
+  int last_use = -1;          // last step that reads it (or a view of it)
+  int view_of = -1;           // value whose memory this one may share (view ops)
+  int64_t arena_offset = -1;  // >= 0 when planned into the arena
+  size_t bytes = 0;
+};
+
+struct PlanStep {
+  const Node* node = nullptr;
+  const ops::OpSchema* schema = nullptr;
+  std::unique_ptr<ops::Kernel> kernel;
+  std::vector<int> inputs;   // value ids, -1 for omitted
+  std::vector<int> outputs;  // value ids, -1 for unused
+  std::vector<int> release;  // dynamic values whose last use is this step
+};
+
+struct ExecState;
+
+class Plan {
+ public:
+  // Compiles `g` (nodes topologically sorted) for the given input types.
+  static StatusOr<std::unique_ptr<Plan>> Compile(const Graph& g, const std::vector<ValueInfo>& inputs,
+                                                 const SessionOptions& options, Allocator* alloc);
+
+  // Runs the plan. `inputs` is in the order of the `inputs` given to Compile.
+  Status Run(const std::vector<const Tensor*>& inputs, const std::vector<int>& fetch_ids,
+             std::vector<Tensor>* results) const;
+
+  int ValueId(const std::string& name) const;
+  int64_t arena_bytes() const { return arena_bytes_; }
+  const std::vector<PlanStep>& steps() const { return steps_; }
+  const std::vector<PlanValue>& values() const { return values_; }
+  std::string Describe() const;
+
+  ~Plan();
+
+ private:
+  Plan() = default;
+  Status AssignKernels(const SessionOptions& options);
+  void ComputeLiveness();
+  void PlanMemory(bool enabled);
+  std::unique_ptr<ExecState> AcquireState() const;
+  void ReleaseState(std::unique_ptr<ExecState> state) const;
+
+  Allocator* alloc_ = nullptr;
+  InferredGraph inferred_;
+  std::vector<PlanValue> values_;
+  std::unordered_map<std::string, int> ids_;
+  std::vector<PlanStep> steps_;
+  std::vector<int> input_ids_;
+  std::vector<Tensor> constants_;  // by value id (undefined for non-constants)
+  int64_t arena_bytes_ = 0;
+  mutable std::mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<ExecState>> pool_;
+};
+
+}  // namespace strata::graph

@@ -1,0 +1,64 @@
+// The op harness: one table row = one op call. RunOpCase checks, for the row:
+//   1. shape/type inference against what the reference kernel produced;
+//   2. the reference kernel against the row's expected outputs (computed independently: by hand, from the ONNX
+//      spec's examples, or by numpy), when the row gives them;
+//   3. every registered fast kernel that accepts the node, against the reference kernel (per-dtype tolerance);
+//   4. the planned executor (Session, optimised and not) against the reference;
+//   5. error rows: the expected status code and a message fragment.
+// The gradient check (float64 finite differences through graph autodiff) joins it with the training stratum.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "strata/graph.h"
+
+namespace strata::testing {
+
+struct OpCase {
+  std::string label;  // shown on failure
+  std::string op_type;
+  std::string domain;  // "" = ai.onnx
+  int opset = 17;
+  graph::AttributeMap attrs;
+  std::vector<Tensor> inputs;  // an undefined Tensor is an omitted optional input
+  int num_outputs = 1;
+  std::vector<Tensor> expected;  // empty: only cross-check kernels and executors
+  double rtol = 1e-5;
+  double atol = 1e-6;
+  // Error rows: the code and a fragment the message must contain.
+  StatusCode expect_error = StatusCode::kOk;
+  std::string error_substr;
+  // Inputs fed as initializers (constants) instead of graph inputs, e.g. shape operands.
+  std::vector<int> constant_inputs;
+};
+
+void RunOpCase(const OpCase& c);
+
+// Compares two tensors: exact for integers, bool and strings; |a-b| <= atol + rtol*|b| for floats (NaN == NaN).
+// Returns "" when they match, else the first difference.
+std::string CompareTensors(const Tensor& got, const Tensor& want, double rtol, double atol);
+
+// Shorthands for building rows.
+template <typename T>
+Tensor T_(std::vector<T> values, std::vector<int64_t> shape) {
+  return Tensor::FromVector<T>(values, Shape(shape));
+}
+inline Tensor F(std::vector<float> v, std::vector<int64_t> shape) { return T_<float>(std::move(v), std::move(shape)); }
+inline Tensor D(std::vector<double> v, std::vector<int64_t> shape) { return T_<double>(std::move(v), std::move(shape)); }
+inline Tensor I64(std::vector<int64_t> v, std::vector<int64_t> shape) { return T_<int64_t>(std::move(v), std::move(shape)); }
+inline Tensor I32(std::vector<int32_t> v, std::vector<int64_t> shape) { return T_<int32_t>(std::move(v), std::move(shape)); }
+inline Tensor B(std::vector<bool> v, std::vector<int64_t> shape) { return T_<bool>(std::move(v), std::move(shape)); }
+// A float tensor of the given shape filled with a deterministic pseudo-random sequence in [lo, hi).
+Tensor RandomF(std::vector<int64_t> shape, uint64_t seed, float lo = -1.0f, float hi = 1.0f);
+Tensor Cast(const Tensor& t, DType to);
+
+graph::Attribute AInt(int64_t v);
+graph::Attribute AFloat(float v);
+graph::Attribute AInts(std::vector<int64_t> v);
+graph::Attribute AFloats(std::vector<float> v);
+graph::Attribute AString(std::string v);
+
+}  // namespace strata::testing
