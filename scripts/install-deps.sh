@@ -20,11 +20,14 @@ BUILD_PKGS=(
   libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
   python3 python3-numpy python3-protobuf python3-onnx
+  python3-torch python3-torchvision libopenblas0-pthread
 )
-PEER_PKGS=(python3-torch python3-torchvision libopenblas0-pthread)  # node + npm: the machine image ships them (Debian's nodejs conflicts)
+# Extra packages for the peer comparisons in ../shared/peers (none beyond the above today; node + npm come with the
+# machine image, Debian's nodejs conflicts with it).
+PEER_PKGS=()
 
 want=("${BUILD_PKGS[@]}")
-if [[ "${1:-}" == "--peers" ]]; then want+=("${PEER_PKGS[@]}"); fi
+if [[ "${1:-}" == "--peers" && ${#PEER_PKGS[@]} -gt 0 ]]; then want+=("${PEER_PKGS[@]}"); fi
 
 missing=()
 for p in "${want[@]}"; do

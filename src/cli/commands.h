@@ -22,5 +22,8 @@ GlobalOptions& Globals();
 
 void AddVersionCommand(CLI::App& app);
 void AddConformanceCommand(CLI::App& app);
+void AddRunCommand(CLI::App& app);
+void AddBenchCommand(CLI::App& app);
+void AddInspectCommand(CLI::App& app);
 
 }  // namespace strata::cli

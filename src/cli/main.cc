@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   // The explicit list of subcommands.
   AddVersionCommand(app);
+  AddRunCommand(app);
+  AddBenchCommand(app);
+  AddInspectCommand(app);
   AddConformanceCommand(app);
   try {
     app.parse(argc, argv);

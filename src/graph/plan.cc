@@ -285,9 +285,16 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
     state->alloc = alloc_;
     if (arena_bytes_ > 0) {
       auto mem = alloc_->Allocate(static_cast<size_t>(arena_bytes_));
-      if (!mem.ok())
-        return ResourceExhaustedError("the execution plan needs ", arena_bytes_, " bytes for intermediate values: ",
-                                      mem.status().message());
+      if (!mem.ok()) {
+        // Name the biggest planned value so the user knows which node drives the memory use.
+        const PlanValue* biggest = nullptr;
+        for (const PlanValue& v : values_)
+          if (v.arena_offset >= 0 && (biggest == nullptr || v.bytes > biggest->bytes)) biggest = &v;
+        return ResourceExhaustedError(
+            "the execution plan needs ", arena_bytes_, " bytes for intermediate values (the largest is '",
+            biggest->name, "' of ", steps_[biggest->producer].node->Describe(), ", ", biggest->bytes,
+            " bytes): ", mem.status().message());
+      }
       state->arena = *mem;
       state->arena_bytes = static_cast<size_t>(arena_bytes_);
     }

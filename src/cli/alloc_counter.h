@@ -1,0 +1,9 @@
+// Counts C++ heap allocations (global operator new) in the strata binary, so `strata bench` can show how many a
+// steady-state run makes. malloc calls made by C libraries (oneDNN's scratchpads, for instance) are not counted.
+#pragma once
+
+#include <cstdint>
+
+namespace strata::cli {
+int64_t HeapAllocationCount();
+}  // namespace strata::cli

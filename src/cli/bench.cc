@@ -1,0 +1,103 @@
+// strata bench MODEL.onnx [--batch N] [--threads N] [--warmup W] [--iters K] [--json]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "cli/alloc_counter.h"
+#include "cli/commands.h"
+#include "cli/model_util.h"
+#include "core/parallel.h"
+
+namespace strata::cli {
+namespace {
+
+struct BenchArgs {
+  std::string model;
+  int64_t batch = 1;
+  int warmup = 5;
+  int iters = 20;
+  bool json = false;
+  std::vector<std::string> shapes;
+};
+
+Status Bench(const BenchArgs& args) {
+  if (args.batch < 1) return InvalidArgumentError("--batch must be >= 1, got ", args.batch);
+  if (args.iters < 1) return InvalidArgumentError("--iters must be >= 1, got ", args.iters);
+  STRATA_ASSIGN_OR_RETURN(LoadedModel lm, LoadModelSession(args.model, Globals().threads));
+  std::map<std::string, std::vector<int64_t>> overrides;
+  for (const std::string& spec : args.shapes) {
+    STRATA_ASSIGN_OR_RETURN(auto kv, SplitAssignment(spec, "--shape"));
+    STRATA_ASSIGN_OR_RETURN(overrides[kv.first], ParseDims(kv.second, "--shape " + kv.first));
+  }
+  STRATA_ASSIGN_OR_RETURN(auto shapes, ResolveInputShapes(lm.session->inputs(), args.batch, overrides));
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  uint64_t seed = 1;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    STRATA_ASSIGN_OR_RETURN(Tensor t, RandomInput(lm.session->inputs()[i].dtype, shapes[i].second, seed++));
+    feeds.emplace_back(shapes[i].first, std::move(t));
+  }
+  std::vector<Tensor> outputs;
+  const auto t_plan = std::chrono::steady_clock::now();
+  STRATA_RETURN_IF_ERROR(lm.session->Run(feeds, &outputs));  // compiles the plan
+  const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_plan).count();
+  for (int i = 1; i < args.warmup; ++i) STRATA_RETURN_IF_ERROR(lm.session->Run(feeds, &outputs));
+  std::vector<double> ms;
+  const int64_t allocs_before = HeapAllocationCount();
+  for (int i = 0; i < args.iters; ++i) {
+    outputs.clear();
+    const auto t0 = std::chrono::steady_clock::now();
+    STRATA_RETURN_IF_ERROR(lm.session->Run(feeds, &outputs));
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  const double allocs_per_run = static_cast<double>(HeapAllocationCount() - allocs_before) / args.iters;
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  auto pct = [&](double p) { return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * (sorted.size() - 1) + 0.5))]; };
+  const double median = pct(0.5);
+  const double throughput = 1000.0 * static_cast<double>(args.batch) / median;
+  STRATA_ASSIGN_OR_RETURN(int64_t peak, lm.session->PlannedPeakBytes(shapes));
+  const graph::RunStats st = lm.session->stats();
+  std::string shape_text;
+  for (const auto& [name, s] : shapes) shape_text += StrCat(shape_text.empty() ? "" : " ", name, "=", s.ToString());
+  if (args.json) {
+    std::printf(
+        "{\"model\": \"%s\", \"batch\": %lld, \"threads\": %d, \"iters\": %d, \"first_run_ms\": %.3f, \"min_ms\": %.4f, "
+        "\"median_ms\": %.4f, \"p90_ms\": %.4f, \"throughput_per_s\": %.2f, \"planned_peak_bytes\": %lld, "
+        "\"plan_cache_misses\": %lld, \"heap_allocations_per_run\": %.1f}\n",
+        args.model.c_str(), static_cast<long long>(args.batch), IntraOpThreads(), args.iters, first_ms, sorted.front(),
+        median, pct(0.9), throughput, static_cast<long long>(peak), static_cast<long long>(st.plan_cache_misses),
+        allocs_per_run);
+  } else {
+    std::printf("model:       %s\ninputs:      %s\nthreads:     %d\n", args.model.c_str(), shape_text.c_str(),
+                IntraOpThreads());
+    std::printf("first run:   %.3f ms (includes planning)\n", first_ms);
+    std::printf("latency:     min %.3f ms, median %.3f ms, p90 %.3f ms over %d runs\n", sorted.front(), median, pct(0.9),
+                args.iters);
+    std::printf("throughput:  %.1f examples/s (batch %lld)\n", throughput, static_cast<long long>(args.batch));
+    std::printf("memory:      planned peak %.2f MiB of intermediates; %.1f heap allocations per run\n",
+                static_cast<double>(peak) / (1 << 20), allocs_per_run);
+    std::printf("plan cache:  %lld misses, %lld hits\n", static_cast<long long>(st.plan_cache_misses),
+                static_cast<long long>(st.plan_cache_hits));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  auto* cmd = app.add_subcommand("bench", "Time an ONNX model on random inputs of its signature's shape");
+  cmd->add_option("model", args->model, "The .onnx file")->required();
+  cmd->add_option("--batch", args->batch, "Batch size for the leading unknown dimension (default 1)");
+  cmd->add_option("--shape", args->shapes, "NAME=D0,D1,... fixes an input's shape (repeatable)");
+  cmd->add_option("--threads", Globals().threads, "Intra-op threads (default: one per core)");
+  cmd->add_option("--warmup", args->warmup, "Untimed runs first (default 5)");
+  cmd->add_option("--iters", args->iters, "Timed runs (default 20)");
+  cmd->add_flag("--json", args->json, "Print one JSON object");
+  cmd->callback([args] {
+    Status s = Bench(*args);
+    if (!s.ok()) ReportError(s);
+  });
+}
+
+}  // namespace strata::cli

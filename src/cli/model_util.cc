@@ -1,0 +1,127 @@
+#include "cli/model_util.h"
+
+#include "core/random.h"
+#include "strata/onnx.h"
+
+namespace strata::cli {
+
+StatusOr<LoadedModel> LoadModelSession(const std::string& path, int threads, size_t memory_limit_bytes) {
+  LoadedModel out;
+  STRATA_ASSIGN_OR_RETURN(graph::Model m, onnx::LoadModel(path));
+  out.model = std::make_shared<graph::Model>(std::move(m));
+  graph::SessionOptions opts;
+  opts.intra_op_threads = threads;
+  opts.memory_limit_bytes = memory_limit_bytes;
+  auto s = graph::Session::Create(out.model, opts);
+  if (!s.ok()) return Status(s.status()).WithContext(path);
+  out.session = std::move(s).value();
+  return out;
+}
+
+StatusOr<std::pair<std::string, std::string>> SplitAssignment(const std::string& arg, const char* flag) {
+  const size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+    return InvalidArgumentError(flag, " expects NAME=VALUE, got '", arg, "'");
+  return std::make_pair(arg.substr(0, eq), arg.substr(eq + 1));
+}
+
+StatusOr<std::vector<int64_t>> ParseDims(const std::string& text, const std::string& where) {
+  std::vector<int64_t> dims;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(pos, end - pos);
+    char* stop = nullptr;
+    const long long v = std::strtoll(item.c_str(), &stop, 10);
+    if (item.empty() || *stop != '\0' || v < 0)
+      return InvalidArgumentError(where, ": expected comma-separated non-negative integers, got '", text, "'");
+    dims.push_back(v);
+    pos = end + 1;
+  }
+  return dims;
+}
+
+StatusOr<std::vector<std::pair<std::string, Shape>>> ResolveInputShapes(
+    const std::vector<graph::SignatureEntry>& inputs, int64_t batch,
+    const std::map<std::string, std::vector<int64_t>>& overrides) {
+  for (const auto& [name, dims] : overrides) {
+    bool found = false;
+    for (const auto& in : inputs) found |= in.name == name;
+    if (!found) return InvalidArgumentError("--shape names '", name, "', which is not an input of the model");
+  }
+  std::vector<std::pair<std::string, Shape>> out;
+  for (const auto& in : inputs) {
+    auto ov = overrides.find(in.name);
+    if (ov != overrides.end()) {
+      Shape s(ov->second);
+      if (!in.shape.Accepts(s))
+        return InvalidArgumentError("--shape ", in.name, "=", s.ToString(), " does not fit the model's ", in.shape.ToString());
+      out.emplace_back(in.name, s);
+      continue;
+    }
+    if (!in.shape.rank_known)
+      return InvalidArgumentError("input '", in.name, "' has unknown rank; pass --shape ", in.name, "=D0,D1,...");
+    Shape s;
+    for (size_t i = 0; i < in.shape.dims.size(); ++i) {
+      const Dim& d = in.shape.dims[i];
+      if (d.known()) {
+        s.PushBack(d.value);
+      } else if (i == 0) {
+        s.PushBack(batch);
+      } else {
+        return InvalidArgumentError("input '", in.name, "' dimension ", i, " (", d.symbol.empty() ? "?" : d.symbol,
+                                    ") is not fixed; pass --shape ", in.name, "=", in.shape.ToString());
+      }
+    }
+    out.emplace_back(in.name, s);
+  }
+  return out;
+}
+
+StatusOr<Tensor> RandomInput(DType dtype, const Shape& shape, uint64_t seed) {
+  STRATA_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, shape));
+  Rng rng(seed);
+  const int64_t n = t.num_elements();
+  switch (dtype) {
+    case DType::kFloat32:
+      for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = rng.Uniform();
+      break;
+    case DType::kFloat64:
+      for (int64_t i = 0; i < n; ++i) t.data<double>()[i] = rng.UniformDouble();
+      break;
+    case DType::kFloat16:
+      for (int64_t i = 0; i < n; ++i) t.data<Float16>()[i] = Float16(rng.Uniform());
+      break;
+    case DType::kBFloat16:
+      for (int64_t i = 0; i < n; ++i) t.data<BFloat16>()[i] = BFloat16(rng.Uniform());
+      break;
+    case DType::kInt64:
+      for (int64_t i = 0; i < n; ++i) t.data<int64_t>()[i] = static_cast<int64_t>(rng.Below(10));
+      break;
+    case DType::kInt32:
+      for (int64_t i = 0; i < n; ++i) t.data<int32_t>()[i] = static_cast<int32_t>(rng.Below(10));
+      break;
+    case DType::kUInt8:
+      for (int64_t i = 0; i < n; ++i) t.data<uint8_t>()[i] = static_cast<uint8_t>(rng.Below(256));
+      break;
+    case DType::kInt8:
+      for (int64_t i = 0; i < n; ++i) t.data<int8_t>()[i] = static_cast<int8_t>(rng.Below(256) - 128);
+      break;
+    case DType::kBool:
+      for (int64_t i = 0; i < n; ++i) t.data<bool>()[i] = (i % 2) == 0;
+      break;
+    default:
+      return UnimplementedError("cannot make random ", DTypeName(dtype), " inputs; pass real data with strata run");
+  }
+  return t;
+}
+
+std::string SafeFileName(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+  if (out.empty() || out == "." || out == "..") out = "output";
+  return out;
+}
+
+}  // namespace strata::cli

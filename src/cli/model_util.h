@@ -1,0 +1,38 @@
+// Helpers shared by the model subcommands (run, bench, inspect).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "strata/graph.h"
+
+namespace strata::cli {
+
+struct LoadedModel {
+  std::shared_ptr<graph::Model> model;
+  std::unique_ptr<graph::Session> session;
+};
+
+// Loads an .onnx file and compiles a Session; errors name the file.
+StatusOr<LoadedModel> LoadModelSession(const std::string& path, int threads, size_t memory_limit_bytes = 0);
+
+// Parses "NAME=VALUE" (e.g. --input x=a.npy, --shape x=1,3,224,224).
+StatusOr<std::pair<std::string, std::string>> SplitAssignment(const std::string& arg, const char* flag);
+StatusOr<std::vector<int64_t>> ParseDims(const std::string& text, const std::string& where);
+
+// Concrete input shapes: the signature's dims with unknown/symbolic leading dims set to `batch`; `overrides` (by
+// input name) win. Other unknown dims are an error that says which --shape to pass.
+StatusOr<std::vector<std::pair<std::string, Shape>>> ResolveInputShapes(
+    const std::vector<graph::SignatureEntry>& inputs, int64_t batch,
+    const std::map<std::string, std::vector<int64_t>>& overrides);
+
+// Deterministic random tensor: floats uniform in [0, 1), integers in [0, 10), bools alternate.
+StatusOr<Tensor> RandomInput(DType dtype, const Shape& shape, uint64_t seed);
+
+// A file-name-safe version of a tensor name.
+std::string SafeFileName(const std::string& name);
+
+}  // namespace strata::cli

@@ -1,0 +1,56 @@
+// strata run MODEL.onnx --input NAME=FILE.npy ... [--output-dir DIR]
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/model_util.h"
+#include "core/file_util.h"
+#include "io/npy.h"
+
+namespace strata::cli {
+namespace {
+
+struct RunArgs {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string output_dir;
+};
+
+Status RunModel(const RunArgs& args) {
+  STRATA_ASSIGN_OR_RETURN(LoadedModel lm, LoadModelSession(args.model, Globals().threads));
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const std::string& spec : args.inputs) {
+    STRATA_ASSIGN_OR_RETURN(auto kv, SplitAssignment(spec, "--input"));
+    STRATA_ASSIGN_OR_RETURN(Tensor t, io::ReadNpy(kv.second));
+    feeds.emplace_back(kv.first, std::move(t));
+  }
+  std::vector<Tensor> outputs;
+  STRATA_RETURN_IF_ERROR(lm.session->Run(feeds, &outputs));
+  if (!args.output_dir.empty()) STRATA_RETURN_IF_ERROR(MakeDirs(args.output_dir));
+  const auto& sig = lm.session->outputs();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::printf("%s: %s %s\n", sig[i].name.c_str(), std::string(DTypeName(outputs[i].dtype())).c_str(),
+                outputs[i].shape().ToString().c_str());
+    if (!args.output_dir.empty()) {
+      const std::string path = JoinPath(args.output_dir, SafeFileName(sig[i].name) + ".npy");
+      STRATA_RETURN_IF_ERROR(io::WriteNpy(path, outputs[i]));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "Run an ONNX model on .npy inputs and write .npy outputs");
+  cmd->add_option("model", args->model, "The .onnx file")->required();
+  cmd->add_option("--input", args->inputs, "NAME=FILE.npy for each model input (repeatable)");
+  cmd->add_option("--output-dir", args->output_dir, "Write <output name>.npy for each output here");
+  cmd->add_option("--threads", Globals().threads, "Intra-op threads (default: one per core)");
+  cmd->callback([args] {
+    Status s = RunModel(*args);
+    if (!s.ok()) ReportError(s);
+  });
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,192 @@
+// ONNX import/export: round trips through onnx's own checker, and bad files give clear errors.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <onnx/onnx_pb.h>
+
+#include "core/file_util.h"
+#include "strata/graph.h"
+#include "strata/onnx.h"
+
+namespace strata {
+namespace {
+
+using graph::Attribute;
+using graph::Model;
+using graph::Node;
+
+std::string TempDir(const std::string& name) {
+  const std::string d = ::testing::TempDir() + "/strata_onnx_" + name;
+  STRATA_CHECK_OK(MakeDirs(d));
+  return d;
+}
+
+// y = Relu(x @ W + b) with a Reshape, as a small model built through the IR.
+Model SmallModel() {
+  Model m;
+  m.opset_imports[""] = 17;
+  m.graph.name = "small";
+  m.graph.inputs.push_back({"x", DType::kFloat32, PartialShape::Of({Dim::Symbol("batch"), Dim(3)})});
+  m.graph.outputs.push_back({"y", DType::kFloat32, PartialShape::Of({Dim::Symbol("batch"), Dim(2)})});
+  m.graph.initializers["W"] = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{3, 2});
+  m.graph.initializers["b"] = Tensor::FromVector<float>({-10, 0.5f}, Shape{2});
+  Node mm{.name = "mm", .op_type = "MatMul", .inputs = {"x", "W"}, .outputs = {"xw"}, .opset = 17};
+  Node add{.name = "add", .op_type = "Add", .inputs = {"xw", "b"}, .outputs = {"z"}, .opset = 17};
+  Node relu{.name = "relu", .op_type = "Relu", .inputs = {"z"}, .outputs = {"y"}, .opset = 17};
+  m.graph.nodes = {mm, add, relu};
+  return m;
+}
+
+TEST(OnnxTest, ExportPassesCheckerAndRoundTrips) {
+  Model m = SmallModel();
+  m.metadata.emplace_back("labels", "[\"a\",\"b\"]");
+  auto bytes = onnx::SerializeModel(m);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_TRUE(onnx::CheckModel(*bytes).ok()) << onnx::CheckModel(*bytes).ToString();
+  auto back = onnx::ParseModel(*bytes, "", "roundtrip");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->graph.nodes.size(), 3u);
+  EXPECT_EQ(back->graph.inputs[0].shape.ToString(), "[batch,3]");
+  EXPECT_EQ(back->metadata, m.metadata);
+  EXPECT_EQ(back->graph.initializers.at("W").ToVector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  // Same outputs before and after the round trip.
+  Tensor x = Tensor::FromVector<float>({1, 1, 1, 2, 0, -1}, Shape{2, 3});
+  std::vector<Tensor> a, b;
+  ASSERT_TRUE(graph::RunReference(m, {{"x", x}}, &a).ok());
+  ASSERT_TRUE(graph::RunReference(*back, {{"x", x}}, &b).ok());
+  EXPECT_EQ(a[0].ToVector<float>(), b[0].ToVector<float>());
+  // x row 0 = [1,1,1] -> [9,12] + b = [-1, 12.5] -> relu [0, 12.5]
+  EXPECT_EQ(a[0].ToVector<float>()[0], 0.0f);
+  EXPECT_EQ(a[0].ToVector<float>()[1], 12.5f);
+}
+
+TEST(OnnxTest, GarbageAndTruncatedFilesGiveOneLineErrors) {
+  const std::string dir = TempDir("bad");
+  std::ofstream(dir + "/garbage.onnx") << "this is not a protobuf \xff\xff\xff\xff";
+  auto r = onnx::LoadModel(dir + "/garbage.onnx");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("not a valid ONNX model"), std::string::npos) << r.status().message();
+  EXPECT_EQ(r.status().message().find('\n'), std::string::npos);
+
+  auto bytes = onnx::SerializeModel(SmallModel());
+  ASSERT_TRUE(bytes.ok());
+  // Every truncation must fail cleanly or parse into something the loader/session rejects, never crash.
+  for (size_t len : {size_t{1}, size_t{10}, bytes->size() / 2, bytes->size() - 1}) {
+    auto t = onnx::ParseModel(std::string_view(*bytes).substr(0, len), "", "cut");
+    if (t.ok()) {
+      auto s = graph::Session::Create(std::make_shared<Model>(std::move(t).value()));
+      (void)s;  // either outcome is fine; the point is no crash
+    }
+  }
+  EXPECT_EQ(onnx::LoadModel(dir + "/missing.onnx").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(onnx::LoadModel(dir).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(OnnxTest, UnknownOpIsUnimplementedNamingTheNode) {
+  Model m = SmallModel();
+  m.graph.nodes[2].op_type = "FancyRelu";
+  auto s = graph::Session::Create(std::make_shared<Model>(m));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.status().message().find("node 'relu' (FancyRelu): op type 'FancyRelu' is not supported"),
+            std::string::npos)
+      << s.status().message();
+}
+
+// Writes a model whose initializer W lives in an external file at `location`.
+void WriteExternalModel(const std::string& path, const std::string& location) {
+  auto bytes = onnx::SerializeModel(SmallModel());
+  ASSERT_TRUE(bytes.ok());
+  ::onnx::ModelProto mp;
+  ASSERT_TRUE(mp.ParseFromString(*bytes));
+  for (auto& tp : *mp.mutable_graph()->mutable_initializer()) {
+    if (tp.name() != "W") continue;
+    tp.clear_raw_data();
+    tp.set_data_location(::onnx::TensorProto_DataLocation_EXTERNAL);
+    auto* kv = tp.add_external_data();
+    kv->set_key("location");
+    kv->set_value(location);
+  }
+  std::ofstream(path, std::ios::binary) << mp.SerializeAsString();
+}
+
+TEST(OnnxTest, ExternalDataMustStayInsideTheModelDirectory) {
+  const std::string dir = TempDir("ext");
+  const float w[6] = {1, 2, 3, 4, 5, 6};
+  std::ofstream(dir + "/weights.bin", std::ios::binary).write(reinterpret_cast<const char*>(w), sizeof(w));
+  std::ofstream(::testing::TempDir() + "/strata_secret.bin", std::ios::binary).write(reinterpret_cast<const char*>(w), sizeof(w));
+
+  WriteExternalModel(dir + "/inside.onnx", "weights.bin");
+  auto ok = onnx::LoadModel(dir + "/inside.onnx");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->graph.initializers.at("W").ToVector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+
+  WriteExternalModel(dir + "/escape.onnx", "../strata_secret.bin");
+  auto bad = onnx::LoadModel(dir + "/escape.onnx");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(bad.status().message().find("outside the model's directory"), std::string::npos) << bad.status().message();
+
+  WriteExternalModel(dir + "/absolute.onnx", "/etc/passwd");
+  EXPECT_EQ(onnx::LoadModel(dir + "/absolute.onnx").status().code(), StatusCode::kPermissionDenied);
+
+  std::ofstream(dir + "/short.bin", std::ios::binary).write(reinterpret_cast<const char*>(w), 8);
+  WriteExternalModel(dir + "/short.onnx", "short.bin");
+  auto short_data = onnx::LoadModel(dir + "/short.onnx");
+  ASSERT_FALSE(short_data.ok());
+  EXPECT_NE(short_data.status().message().find("raw data has 8 bytes"), std::string::npos) << short_data.status().message();
+}
+
+TEST(SessionInputTest, WrongNameDtypeAndShapeAreExplained) {
+  auto session = graph::Session::Create(std::make_shared<Model>(SmallModel()));
+  ASSERT_TRUE(session.ok());
+  std::vector<Tensor> out;
+  Tensor good = Tensor::Zeros(DType::kFloat32, Shape{4, 3});
+  Status s = (*session)->Run({{"X", good}}, &out);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("unknown input 'X' (did you mean 'x'?)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("'x' float32[batch,3]"), std::string::npos) << s.message();
+  s = (*session)->Run({{"x", Tensor::Zeros(DType::kInt64, Shape{4, 3})}}, &out);
+  EXPECT_NE(s.message().find("input 'x' expects float32[batch,3], got int64[4,3]"), std::string::npos) << s.message();
+  s = (*session)->Run({{"x", Tensor::Zeros(DType::kFloat32, Shape{4, 5})}}, &out);
+  EXPECT_NE(s.message().find("input 'x' expects shape [batch,3] float32, got [4,5] float32"), std::string::npos)
+      << s.message();
+  s = (*session)->Run({}, &out);
+  EXPECT_NE(s.message().find("missing input 'x'"), std::string::npos) << s.message();
+  EXPECT_TRUE((*session)->Run({{"x", good}}, &out).ok());
+}
+
+TEST(SessionMemoryTest, LimitGivesResourceExhaustedNamingNodeBytesAndLimit) {
+  graph::SessionOptions opts;
+  opts.memory_limit_bytes = 1000;
+  auto session = graph::Session::Create(std::make_shared<Model>(SmallModel()), opts);
+  ASSERT_TRUE(session.ok());
+  std::vector<Tensor> out;
+  // 1000 rows: xw and z are 8000 bytes each; the output alone exceeds the limit.
+  Status s = (*session)->Run({{"x", Tensor::Zeros(DType::kFloat32, Shape{1000, 3})}}, &out);
+  ASSERT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_NE(s.message().find("bytes"), std::string::npos);
+  EXPECT_NE(s.message().find("limit of 1000 bytes"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("of node 'mm' (MatMul), 8000 bytes"), std::string::npos) << s.message();
+  // Small batches fit.
+  EXPECT_TRUE((*session)->Run({{"x", Tensor::Zeros(DType::kFloat32, Shape{2, 3})}}, &out).ok());
+}
+
+TEST(SessionMemoryTest, DynamicAllocationNamesTheNode) {
+  graph::SessionOptions opts;
+  opts.memory_limit_bytes = 1000;
+  opts.plan_memory = false;  // every intermediate is allocated by its node
+  auto session = graph::Session::Create(std::make_shared<Model>(SmallModel()), opts);
+  ASSERT_TRUE(session.ok());
+  std::vector<Tensor> out;
+  Status s = (*session)->Run({{"x", Tensor::Zeros(DType::kFloat32, Shape{200, 3})}}, &out);
+  ASSERT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_NE(s.message().find("node 'mm' (MatMul)"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("allocating 1600 bytes would exceed the memory limit of 1000 bytes"), std::string::npos)
+      << s.message();
+}
+
+}  // namespace
+}  // namespace strata
