@@ -18,6 +18,13 @@ static void RegisterGeneratorFamily(OpRegistry* r) {
   RegisterConstant(r);
 }
 
+// ---- grad: strata-domain gradient helpers (defs/grad) ----
+void RegisterReduceSumTo(OpRegistry* r);
+
+static void RegisterGradFamily(OpRegistry* r) {
+  RegisterReduceSumTo(r);
+}
+
 // ---- logic (defs/logic) ----
 
 static void RegisterLogicFamily(OpRegistry* r) { (void)r; }
@@ -70,6 +77,7 @@ void RegisterAllOps(OpRegistry* r) {
   RegisterActivationFamily(r);
   RegisterControlFamily(r);
   RegisterGeneratorFamily(r);
+  RegisterGradFamily(r);
   RegisterLogicFamily(r);
   RegisterLossFamily(r);
   RegisterMathFamily(r);

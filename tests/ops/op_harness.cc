@@ -3,6 +3,10 @@
 #include <cmath>
 
 #include "core/random.h"
+
+#include <algorithm>
+#include <map>
+#include "graph/autodiff.h"
 #include "graph/infer.h"
 #include "graph/interpreter.h"
 #include "ops/op.h"
@@ -174,6 +178,8 @@ void RunOpCase(const OpCase& c) {
     }
   }
 
+  if (!c.grad_inputs.empty()) CheckGradient(c);
+
   // The planned executor, with and without fast kernels and passes.
   for (bool fast : {true, false}) {
     graph::SessionOptions opts;
@@ -191,6 +197,101 @@ void RunOpCase(const OpCase& c) {
                                 : CompareTensors(got[i], ref[i], 0, 0);
         EXPECT_EQ(diff, "") << "session (fast=" << fast << ") vs reference, output " << i;
       }
+    }
+  }
+}
+
+namespace {
+
+// Appends loss = sum_k ReduceSumTo(out_k * R_k, []) to the one-node model and returns it.
+std::shared_ptr<graph::Model> WithLoss(const graph::Model& m, const std::vector<Tensor>& outs) {
+  auto lm = std::make_shared<graph::Model>(m);
+  lm->opset_imports["strata"] = 1;
+  graph::Graph& g = lm->graph;
+  g.initializers["empty_shape"] = Tensor::FromVector<int64_t>({}, Shape{0});
+  std::string acc;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (outs[k].dtype() != DType::kFloat64) continue;
+    Tensor r = Tensor::Empty(DType::kFloat64, outs[k].shape());
+    Rng rng(100 + k);
+    for (double& v : r.mutable_values<double>()) v = rng.UniformDouble() * 2 - 1;
+    const std::string rk = StrCat("R", k), pk = StrCat("p", k), sk = StrCat("s", k);
+    g.initializers[rk] = r;
+    g.nodes.push_back(graph::Node{.name = StrCat("mul", k), .op_type = "Mul", .inputs = {StrCat("out", k), rk},
+                                  .outputs = {pk}, .opset = 17});
+    g.nodes.push_back(graph::Node{.name = StrCat("sum", k), .op_type = "ReduceSumTo", .domain = "strata",
+                                  .inputs = {pk, "empty_shape"}, .outputs = {sk}, .opset = 1});
+    if (acc.empty()) {
+      acc = sk;
+    } else {
+      const std::string next = StrCat("acc", k);
+      g.nodes.push_back(graph::Node{.name = StrCat("add", k), .op_type = "Add", .inputs = {acc, sk}, .outputs = {next},
+                                    .opset = 17});
+      acc = next;
+    }
+  }
+  g.outputs = {{acc, DType::kFloat64, PartialShape::Of(Shape{})}};
+  return lm;
+}
+
+double LossOf(const graph::Model& m, const std::vector<std::pair<std::string, Tensor>>& feeds) {
+  std::vector<Tensor> out;
+  Status s = graph::RunReference(m, feeds, &out);
+  STRATA_CHECK(s.ok(), s.ToString());
+  return out[0].data<double>()[0];
+}
+
+}  // namespace
+
+void CheckGradient(const OpCase& c) {
+  SCOPED_TRACE("gradient check");
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  auto model = OneNodeModel(c, &feeds);
+  std::vector<Tensor> outs;
+  ASSERT_TRUE(graph::RunReference(*model, feeds, &outs).ok());
+  auto lm = WithLoss(*model, outs);
+  ASSERT_FALSE(lm->graph.outputs.empty()) << "no float64 output to differentiate";
+  const std::string loss = lm->graph.outputs[0].name;
+
+  // Analytic gradients through autodiff.
+  graph::Model tm = *lm;
+  std::vector<std::string> wrt;
+  for (int i : c.grad_inputs) {
+    ASSERT_EQ(c.inputs[i].dtype(), DType::kFloat64) << "gradient rows need float64 inputs (input " << i << ")";
+    wrt.push_back(StrCat("in", i));
+  }
+  std::map<std::string, std::string> grads;
+  Status s = graph::BuildGradients(&tm.graph, loss, wrt, {}, &grads);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  tm.graph.outputs.clear();
+  for (const std::string& w : wrt) tm.graph.outputs.push_back({grads[w], DType::kFloat64, PartialShape::Unknown()});
+  std::vector<Tensor> analytic;
+  s = graph::RunReference(tm, feeds, &analytic);
+  ASSERT_TRUE(s.ok()) << "running the gradient graph: " << s.ToString();
+  // The planned executor must agree with the interpreter on the training graph too.
+  auto session = graph::Session::Create(std::make_shared<graph::Model>(tm));
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  std::vector<Tensor> planned;
+  ASSERT_TRUE((*session)->Run(feeds, &planned).ok());
+
+  for (size_t w = 0; w < wrt.size(); ++w) {
+    const int input = c.grad_inputs[w];
+    ASSERT_EQ(analytic[w].shape(), c.inputs[input].shape()) << "gradient shape of input " << input;
+    EXPECT_EQ(CompareTensors(planned[w], analytic[w], 1e-12, 1e-12), "") << "session vs interpreter, input " << input;
+    auto feed_index = std::find_if(feeds.begin(), feeds.end(), [&](const auto& f) { return f.first == wrt[w]; });
+    ASSERT_NE(feed_index, feeds.end()) << "gradient inputs must be graph inputs, not constants";
+    const int64_t n = c.inputs[input].num_elements();
+    for (int64_t j = 0; j < n; ++j) {
+      auto plus = feeds, minus = feeds;
+      Tensor xp = feed_index->second.Clone(), xm = feed_index->second.Clone();
+      xp.data<double>()[j] += c.grad_eps;
+      xm.data<double>()[j] -= c.grad_eps;
+      plus[feed_index - feeds.begin()].second = xp;
+      minus[feed_index - feeds.begin()].second = xm;
+      const double numeric = (LossOf(*lm, plus) - LossOf(*lm, minus)) / (2 * c.grad_eps);
+      const double got = analytic[w].data<double>()[j];
+      EXPECT_NEAR(got, numeric, c.grad_atol + c.grad_rtol * std::fabs(numeric))
+          << "d loss / d input " << input << "[" << j << "]";
     }
   }
 }

@@ -33,9 +33,18 @@ struct OpCase {
   std::string error_substr;
   // Inputs fed as initializers (constants) instead of graph inputs, e.g. shape operands.
   std::vector<int> constant_inputs;
+  // Gradient check: the float64 inputs to differentiate with respect to. The harness builds
+  // loss = sum_k sum(output_k * R_k) with fixed random R_k, differentiates it through graph autodiff, and compares
+  // with central finite differences (step grad_eps) within grad_rtol/grad_atol.
+  std::vector<int> grad_inputs;
+  double grad_eps = 1e-6;
+  double grad_rtol = 1e-5;
+  double grad_atol = 1e-7;
 };
 
 void RunOpCase(const OpCase& c);
+// Only the gradient check of a row (RunOpCase calls it when grad_inputs is set).
+void CheckGradient(const OpCase& c);
 
 // Compares two tensors: exact for integers, bool and strings; |a-b| <= atol + rtol*|b| for floats (NaN == NaN).
 // Returns "" when they match, else the first difference.

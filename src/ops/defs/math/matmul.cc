@@ -1,5 +1,6 @@
 // MatMul (opset 1, 9, 13): numpy matmul. 1-D operands are promoted (a row vector on the left, a column vector on the
 // right) and the added dimension removed afterwards; leading (batch) dimensions broadcast.
+#include "ops/grad_util.h"
 #include "ops/op_util.h"
 
 namespace strata::ops {
@@ -106,6 +107,47 @@ Status MatMulCompute(KernelContext& ctx) {
   });
 }
 
+// Transposes the last two dimensions of a value of the given rank.
+std::string TransposeLast2(GradContext& ctx, const std::string& v, int rank) {
+  std::vector<int64_t> perm(rank);
+  for (int i = 0; i < rank; ++i) perm[i] = i;
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  AttributeMap attrs;
+  attrs["perm"] = Attribute::Ints(perm);
+  return Emit1(ctx, "Transpose", {v}, std::move(attrs));
+}
+
+// dA = dY @ B^T and dB = A^T @ dY, on operands promoted to rank >= 2 as numpy does, then summed over broadcast batch
+// dimensions back to each operand's shape.
+Status MatMulGrad(GradContext& ctx) {
+  const int ra = ctx.input_type(0).shape.rank();
+  const int rb = ctx.input_type(1).shape.rank();
+  if (ra < 1 || rb < 1) return UnimplementedError("MatMul gradient needs operands of known rank");
+  std::string a = ctx.node().inputs[0], b = ctx.node().inputs[1], dy = ctx.output_grad(0);
+  if (ra == 1) {
+    a = Emit1(ctx, "Unsqueeze", {a, ConstInts(ctx, {0})});
+    dy = Emit1(ctx, "Unsqueeze", {dy, ConstInts(ctx, {rb == 1 ? 0 : -2})});
+  }
+  if (rb == 1) {
+    b = Emit1(ctx, "Unsqueeze", {b, ConstInts(ctx, {1})});
+    dy = Emit1(ctx, "Unsqueeze", {dy, ConstInts(ctx, {-1})});
+  }
+  const int ra2 = std::max(ra, 2), rb2 = std::max(rb, 2);
+  if (ctx.needs_input_grad(0)) {
+    std::string da = Emit1(ctx, "MatMul", {dy, TransposeLast2(ctx, b, rb2)});
+    if (ra == 1) da = Emit1(ctx, "Squeeze", {da, ConstInts(ctx, {-2})});
+    const std::string shape = Emit1(ctx, "Shape", {ctx.node().inputs[0]});
+    ctx.SetInputGrad(0, Emit1(ctx, "ReduceSumTo", {da, shape}, {}, graph::kStrataDomain));
+  }
+  if (ctx.needs_input_grad(1)) {
+    std::string db = Emit1(ctx, "MatMul", {TransposeLast2(ctx, a, ra2), dy});
+    if (rb == 1) db = Emit1(ctx, "Squeeze", {db, ConstInts(ctx, {-1})});
+    const std::string shape = Emit1(ctx, "Shape", {ctx.node().inputs[1]});
+    ctx.SetInputGrad(1, Emit1(ctx, "ReduceSumTo", {db, shape}, {}, graph::kStrataDomain));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterMatMul(OpRegistry* r) {
@@ -115,6 +157,7 @@ void RegisterMatMul(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = MatMulInfer;
   s.reference = MatMulCompute;
+  s.grad = MatMulGrad;
   r->Add(std::move(s));
 }
 
