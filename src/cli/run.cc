@@ -5,6 +5,7 @@
 #include "cli/model_util.h"
 #include "core/file_util.h"
 #include "io/npy.h"
+#include "strata/onnx.h"
 
 namespace strata::cli {
 namespace {
@@ -20,7 +21,8 @@ Status RunModel(const RunArgs& args) {
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const std::string& spec : args.inputs) {
     STRATA_ASSIGN_OR_RETURN(auto kv, SplitAssignment(spec, "--input"));
-    STRATA_ASSIGN_OR_RETURN(Tensor t, io::ReadNpy(kv.second));
+    const bool is_pb = kv.second.size() > 3 && kv.second.compare(kv.second.size() - 3, 3, ".pb") == 0;
+    STRATA_ASSIGN_OR_RETURN(Tensor t, is_pb ? onnx::ReadTensorProtoFile(kv.second) : io::ReadNpy(kv.second));
     feeds.emplace_back(kv.first, std::move(t));
   }
   std::vector<Tensor> outputs;
@@ -44,7 +46,7 @@ void AddRunCommand(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "Run an ONNX model on .npy inputs and write .npy outputs");
   cmd->add_option("model", args->model, "The .onnx file")->required();
-  cmd->add_option("--input", args->inputs, "NAME=FILE.npy for each model input (repeatable)");
+  cmd->add_option("--input", args->inputs, "NAME=FILE for each model input: a .npy file, or a serialised onnx.TensorProto (.pb) (repeatable)");
   cmd->add_option("--output-dir", args->output_dir, "Write <output name>.npy for each output here");
   cmd->add_option("--threads", Globals().threads, "Intra-op threads (default: one per core)");
   cmd->callback([args] {
