@@ -5,10 +5,40 @@
 namespace strata::ops {
 
 // ---- activation (defs/activation) ----
+void RegisterCelu(OpRegistry* r);
+void RegisterElu(OpRegistry* r);
+void RegisterGelu(OpRegistry* r);
+void RegisterHardSigmoid(OpRegistry* r);
+void RegisterHardSwish(OpRegistry* r);
+void RegisterLeakyRelu(OpRegistry* r);
+void RegisterMish(OpRegistry* r);
+void RegisterPRelu(OpRegistry* r);
 void RegisterRelu(OpRegistry* r);
+void RegisterSelu(OpRegistry* r);
+void RegisterShrink(OpRegistry* r);
+void RegisterSigmoid(OpRegistry* r);
+void RegisterSoftplus(OpRegistry* r);
+void RegisterSoftsign(OpRegistry* r);
+void RegisterTanh(OpRegistry* r);
+void RegisterThresholdedRelu(OpRegistry* r);
 
 static void RegisterActivationFamily(OpRegistry* r) {
+  RegisterCelu(r);
+  RegisterElu(r);
+  RegisterGelu(r);
+  RegisterHardSigmoid(r);
+  RegisterHardSwish(r);
+  RegisterLeakyRelu(r);
+  RegisterMish(r);
+  RegisterPRelu(r);
   RegisterRelu(r);
+  RegisterSelu(r);
+  RegisterShrink(r);
+  RegisterSigmoid(r);
+  RegisterSoftplus(r);
+  RegisterSoftsign(r);
+  RegisterTanh(r);
+  RegisterThresholdedRelu(r);
 }
 
 // ---- generator (defs/generator) ----
@@ -26,26 +56,123 @@ static void RegisterGradFamily(OpRegistry* r) {
 }
 
 // ---- logic (defs/logic) ----
+void RegisterAnd(OpRegistry* r);
+void RegisterBitwiseAnd(OpRegistry* r);
+void RegisterBitwiseNot(OpRegistry* r);
+void RegisterBitwiseOr(OpRegistry* r);
+void RegisterBitwiseXor(OpRegistry* r);
+void RegisterEqual(OpRegistry* r);
+void RegisterGreater(OpRegistry* r);
+void RegisterGreaterOrEqual(OpRegistry* r);
+void RegisterLess(OpRegistry* r);
+void RegisterLessOrEqual(OpRegistry* r);
+void RegisterNot(OpRegistry* r);
+void RegisterOr(OpRegistry* r);
+void RegisterWhere(OpRegistry* r);
+void RegisterXor(OpRegistry* r);
 
-static void RegisterLogicFamily(OpRegistry* r) { (void)r; }
+static void RegisterLogicFamily(OpRegistry* r) {
+  RegisterAnd(r);
+  RegisterBitwiseAnd(r);
+  RegisterBitwiseNot(r);
+  RegisterBitwiseOr(r);
+  RegisterBitwiseXor(r);
+  RegisterEqual(r);
+  RegisterGreater(r);
+  RegisterGreaterOrEqual(r);
+  RegisterLess(r);
+  RegisterLessOrEqual(r);
+  RegisterNot(r);
+  RegisterOr(r);
+  RegisterWhere(r);
+  RegisterXor(r);
+}
 
 // ---- loss (defs/loss) ----
 
 static void RegisterLossFamily(OpRegistry* r) { (void)r; }
 
 // ---- math (defs/math) ----
+void RegisterAbs(OpRegistry* r);
+void RegisterAcos(OpRegistry* r);
+void RegisterAcosh(OpRegistry* r);
 void RegisterAdd(OpRegistry* r);
+void RegisterAsin(OpRegistry* r);
+void RegisterAsinh(OpRegistry* r);
+void RegisterAtan(OpRegistry* r);
+void RegisterAtanh(OpRegistry* r);
+void RegisterBitShift(OpRegistry* r);
+void RegisterCast(OpRegistry* r);
+void RegisterCastLike(OpRegistry* r);
+void RegisterCeil(OpRegistry* r);
+void RegisterClip(OpRegistry* r);
+void RegisterCos(OpRegistry* r);
+void RegisterCosh(OpRegistry* r);
 void RegisterDiv(OpRegistry* r);
+void RegisterErf(OpRegistry* r);
+void RegisterExp(OpRegistry* r);
+void RegisterFloor(OpRegistry* r);
+void RegisterIsInf(OpRegistry* r);
+void RegisterIsNaN(OpRegistry* r);
+void RegisterLog(OpRegistry* r);
 void RegisterMatMul(OpRegistry* r);
+void RegisterMax(OpRegistry* r);
+void RegisterMean(OpRegistry* r);
+void RegisterMin(OpRegistry* r);
+void RegisterMod(OpRegistry* r);
 void RegisterMul(OpRegistry* r);
+void RegisterNeg(OpRegistry* r);
+void RegisterPow(OpRegistry* r);
+void RegisterReciprocal(OpRegistry* r);
+void RegisterRound(OpRegistry* r);
+void RegisterSign(OpRegistry* r);
+void RegisterSin(OpRegistry* r);
+void RegisterSinh(OpRegistry* r);
+void RegisterSqrt(OpRegistry* r);
 void RegisterSub(OpRegistry* r);
+void RegisterSum(OpRegistry* r);
+void RegisterTan(OpRegistry* r);
 
 static void RegisterMathFamily(OpRegistry* r) {
+  RegisterAbs(r);
+  RegisterAcos(r);
+  RegisterAcosh(r);
   RegisterAdd(r);
+  RegisterAsin(r);
+  RegisterAsinh(r);
+  RegisterAtan(r);
+  RegisterAtanh(r);
+  RegisterBitShift(r);
+  RegisterCast(r);
+  RegisterCastLike(r);
+  RegisterCeil(r);
+  RegisterClip(r);
+  RegisterCos(r);
+  RegisterCosh(r);
   RegisterDiv(r);
+  RegisterErf(r);
+  RegisterExp(r);
+  RegisterFloor(r);
+  RegisterIsInf(r);
+  RegisterIsNaN(r);
+  RegisterLog(r);
   RegisterMatMul(r);
+  RegisterMax(r);
+  RegisterMean(r);
+  RegisterMin(r);
+  RegisterMod(r);
   RegisterMul(r);
+  RegisterNeg(r);
+  RegisterPow(r);
+  RegisterReciprocal(r);
+  RegisterRound(r);
+  RegisterSign(r);
+  RegisterSin(r);
+  RegisterSinh(r);
+  RegisterSqrt(r);
   RegisterSub(r);
+  RegisterSum(r);
+  RegisterTan(r);
 }
 
 // ---- nn: convolution, pooling, normalisation, softmax (defs/nn) ----

@@ -1,6 +1,8 @@
-// Add, Sub, Mul, Div: broadcasting arithmetic (ONNX opsets 7-14). Integer Div truncates toward zero, as C does;
-// integer division by zero gives InvalidArgument instead of crashing.
-#include "ops/elementwise.h"
+// Add, Sub, Mul, Div: broadcasting arithmetic (ONNX opsets 6-14; opset < 7 models use the legacy broadcast/axis
+// attributes). Signed integer overflow wraps (two's complement) instead of being undefined behaviour. Integer Div
+// truncates toward zero, as C does; integer division by zero gives InvalidArgument instead of crashing. Gradients are
+// graph to graph (each reduced to its input's shape when the op broadcast it).
+#include "ops/defs/math/elementwise_kernels.h"
 #include "ops/grad_util.h"
 
 namespace strata::ops {
@@ -12,60 +14,97 @@ Status ArithKernel(KernelContext& ctx, Fn fn) {
   if (ctx.input(1).dtype() != t)
     return ctx.Error("inputs must have the same element type, got ", DTypeName(t), " and ",
                      DTypeName(ctx.input(1).dtype()));
+  Shape b_shape, out_shape;
+  STRATA_RETURN_IF_ERROR(ew::BinaryShapes(ctx, &b_shape, &out_shape));
   return DispatchNumeric(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
-    return BinaryMap<T, T>(ctx, DType::kUndefined, [&](T a, T b) { return T(static_cast<C>(fn(C(a), C(b)))); });
+    STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, t, out_shape));
+    ew::BroadcastBinary(ctx.input(0).data<T>(), ctx.input(0).shape(), ctx.input(1).data<T>(), b_shape, y->data<T>(),
+                        out_shape, [&](T a, T b) { return T(static_cast<C>(fn(C(a), C(b)))); });
+    return Status::OK();
   });
 }
 
 Status AddCompute(KernelContext& ctx) {
-  return ArithKernel(ctx, [](auto a, auto b) { return a + b; });
+  return ArithKernel(ctx, [](auto a, auto b) { return ew::WrapAdd(a, b); });
 }
 Status SubCompute(KernelContext& ctx) {
-  return ArithKernel(ctx, [](auto a, auto b) { return a - b; });
+  return ArithKernel(ctx, [](auto a, auto b) { return ew::WrapSub(a, b); });
 }
 Status MulCompute(KernelContext& ctx) {
-  return ArithKernel(ctx, [](auto a, auto b) { return a * b; });
+  return ArithKernel(ctx, [](auto a, auto b) { return ew::WrapMul(a, b); });
 }
+
+Status IntegerDiv(KernelContext& ctx) {
+  const DType t = ctx.input(0).dtype();
+  Shape b_shape, out_shape;
+  STRATA_RETURN_IF_ERROR(ew::BinaryShapes(ctx, &b_shape, &out_shape));
+  bool div_by_zero = false;
+  Status s = DispatchInteger(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, t, out_shape));
+    ew::BroadcastBinary(ctx.input(0).data<T>(), ctx.input(0).shape(), ctx.input(1).data<T>(), b_shape, y->data<T>(),
+                        out_shape, [&](T a, T b) -> T {
+                          if (b == 0) {
+                            div_by_zero = true;
+                            return 0;
+                          }
+                          if constexpr (std::is_signed_v<T>) {
+                            if (b == -1) return ew::WrapSub(T(0), a);  // no overflow trap on MIN / -1
+                          }
+                          return static_cast<T>(a / b);
+                        });
+    return Status::OK();
+  });
+  if (s.ok() && div_by_zero) return ctx.Error("integer division by zero");
+  return s;
+}
+
 Status DivCompute(KernelContext& ctx) {
   const DType t = ctx.input(0).dtype();
-  if (IsInteger(t)) {
-    bool div_by_zero = false;
-    Status s = DispatchInteger(t, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      return BinaryMap<T, T>(ctx, DType::kUndefined, [&](T a, T b) -> T {
-        if (b == 0) {
-          div_by_zero = true;
-          return 0;
-        }
-        if constexpr (std::is_signed_v<T>) {
-          if (b == -1) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(a));  // no overflow trap on MIN/-1
-        }
-        return static_cast<T>(a / b);
-      });
-    });
-    if (s.ok() && div_by_zero) return ctx.Error("integer division by zero");
-    return s;
-  }
+  if (IsInteger(t) && ctx.input(1).dtype() == t) return IntegerDiv(ctx);
   return ArithKernel(ctx, [](auto a, auto b) { return a / b; });
+}
+
+Status InferArith(InferContext& ctx) {
+  STRATA_RETURN_IF_ERROR(CheckSameDtype(ctx));
+  STRATA_RETURN_IF_ERROR(ew::CheckInputClass(ctx, 0, ew::TypeClass::kNumeric));
+  return ew::InferBinaryShape(ctx, DType::kUndefined);
+}
+
+// Legacy (opset < 7) broadcasting with an axis that is not the suffix position aligns B differently from numpy, so
+// reducing the gradient to B's shape would sum the wrong dimensions: refuse it rather than be wrong.
+Status CheckGradBroadcast(GradContext& ctx) {
+  const Node& n = ctx.node();
+  if (n.opset > 0 && n.opset < 7 && n.GetInt("broadcast", 0) != 0 && n.HasAttr("axis")) {
+    const PartialShape& a = ctx.input_type(0).shape;
+    const PartialShape& b = ctx.input_type(1).shape;
+    if (!a.rank_known || !b.rank_known || n.GetInt("axis", 0) != a.rank() - b.rank())
+      return UnimplementedError(n.Describe(), ": gradient of opset ", n.opset,
+                                " broadcasting with attribute axis (B not aligned as a suffix) is not supported");
+  }
+  return Status::OK();
 }
 
 // d(a+b) = (dy, dy); d(a-b) = (dy, -dy); d(a*b) = (dy*b, dy*a); d(a/b) = (dy/b, -dy*a/b^2); each reduced to its
 // input's shape when the op broadcast it.
 Status AddGrad(GradContext& ctx) {
+  STRATA_RETURN_IF_ERROR(CheckGradBroadcast(ctx));
   const std::string& dy = ctx.output_grad(0);
   if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, ReduceGradTo(ctx, dy, 0));
   if (ctx.needs_input_grad(1)) ctx.SetInputGrad(1, ReduceGradTo(ctx, dy, 1));
   return Status::OK();
 }
 Status SubGrad(GradContext& ctx) {
+  STRATA_RETURN_IF_ERROR(CheckGradBroadcast(ctx));
   const std::string& dy = ctx.output_grad(0);
   if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, ReduceGradTo(ctx, dy, 0));
   if (ctx.needs_input_grad(1)) ctx.SetInputGrad(1, ReduceGradTo(ctx, Emit1(ctx, "Neg", {dy}), 1));
   return Status::OK();
 }
 Status MulGrad(GradContext& ctx) {
+  STRATA_RETURN_IF_ERROR(CheckGradBroadcast(ctx));
   const std::string& dy = ctx.output_grad(0);
   const auto& in = ctx.node().inputs;
   if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, ReduceGradTo(ctx, Emit1(ctx, "Mul", {dy, in[1]}), 0));
@@ -73,6 +112,7 @@ Status MulGrad(GradContext& ctx) {
   return Status::OK();
 }
 Status DivGrad(GradContext& ctx) {
+  STRATA_RETURN_IF_ERROR(CheckGradBroadcast(ctx));
   const std::string& dy = ctx.output_grad(0);
   const auto& in = ctx.node().inputs;
   if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, ReduceGradTo(ctx, Emit1(ctx, "Div", {dy, in[1]}), 0));
@@ -85,13 +125,7 @@ Status DivGrad(GradContext& ctx) {
 }
 
 OpSchema Arith(const char* name, ComputeFn fn, GradFn grad) {
-  OpSchema s;
-  s.name = name;
-  s.since_version = 7;
-  s.min_inputs = 2;
-  s.max_inputs = 2;
-  s.infer = InferBroadcast;
-  s.reference = fn;
+  OpSchema s = ew::MakeSchema(name, 7, 2, 2, InferArith, fn);
   s.grad = grad;
   return s;
 }

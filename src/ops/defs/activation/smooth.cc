@@ -1,0 +1,89 @@
+// Smooth activations, one Register function each (they differ only in the function applied):
+//   Sigmoid (opset 6), Tanh (6), Softplus (1), Softsign (1), Mish (18), Gelu (20; attribute approximate "none" or
+//   "tanh"). Float inputs; 16-bit floats compute in float. Mish and Gelu postdate opset 17 but exporters emit them, so
+//   they are accepted in models of any opset.
+// Sigmoid and Softplus use forms that cannot overflow: sigmoid(x) = 1/(1+e) or e/(1+e) with e = exp(-|x|), and
+// softplus(x) = max(x, 0) + log1p(exp(-|x|)).
+#include <cmath>
+
+#include "ops/defs/math/elementwise_kernels.h"
+
+namespace strata::ops {
+namespace {
+
+using ew::TypeClass;
+
+template <typename C>
+C StableSigmoid(C x) {
+  const C e = std::exp(-std::fabs(x));
+  const C r = C(1) / (C(1) + e);
+  return x >= C(0) ? r : e * r;
+}
+
+template <typename C>
+C StableSoftplus(C x) {
+  return (x > C(0) ? x : C(0)) + std::log1p(std::exp(-std::fabs(x)));
+}
+
+Status SigmoidCompute(KernelContext& ctx) {
+  return ew::UnaryFloat(ctx, [](auto x) { return StableSigmoid(x); });
+}
+
+Status TanhCompute(KernelContext& ctx) {
+  return ew::UnaryFloat(ctx, [](auto x) { return std::tanh(x); });
+}
+
+Status SoftplusCompute(KernelContext& ctx) {
+  return ew::UnaryFloat(ctx, [](auto x) { return StableSoftplus(x); });
+}
+
+Status SoftsignCompute(KernelContext& ctx) {
+  return ew::UnaryFloat(ctx, [](auto x) { return x / (decltype(x)(1) + std::fabs(x)); });
+}
+
+Status MishCompute(KernelContext& ctx) {
+  return ew::UnaryFloat(ctx, [](auto x) { return x * std::tanh(StableSoftplus(x)); });
+}
+
+StatusOr<bool> GeluTanh(const Node& node) {
+  const std::string approx = node.GetString("approximate", "none");
+  if (approx == "none") return false;
+  if (approx == "tanh") return true;
+  return InvalidArgumentError(node.Describe(), ": attribute approximate must be \"none\" or \"tanh\", got \"", approx,
+                              "\"");
+}
+
+Status GeluCompute(KernelContext& ctx) {
+  STRATA_ASSIGN_OR_RETURN(bool tanh_form, GeluTanh(ctx.node()));
+  if (tanh_form) {
+    return ew::UnaryFloat(ctx, [](auto x) {
+      using C = decltype(x);
+      const C k = static_cast<C>(0.7978845608028654);  // sqrt(2 / pi)
+      return C(0.5) * x * (C(1) + std::tanh(k * (x + static_cast<C>(0.044715) * x * x * x)));
+    });
+  }
+  return ew::UnaryFloat(ctx, [](auto x) {
+    using C = decltype(x);
+    return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(0.7071067811865476)));  // x / sqrt(2)
+  });
+}
+
+Status InferGelu(InferContext& ctx) {
+  STRATA_RETURN_IF_ERROR(GeluTanh(ctx.node()).status());
+  return ew::InferUnary<TypeClass::kFloat>(ctx);
+}
+
+OpSchema Smooth(const char* name, int since_version, ComputeFn fn, InferFn infer = ew::InferUnary<TypeClass::kFloat>) {
+  return ew::MakeSchema(name, since_version, 1, 1, infer, fn);
+}
+
+}  // namespace
+
+void RegisterGelu(OpRegistry* r) { r->Add(Smooth("Gelu", 20, GeluCompute, InferGelu)); }
+void RegisterMish(OpRegistry* r) { r->Add(Smooth("Mish", 18, MishCompute)); }
+void RegisterSigmoid(OpRegistry* r) { r->Add(Smooth("Sigmoid", 6, SigmoidCompute)); }
+void RegisterSoftplus(OpRegistry* r) { r->Add(Smooth("Softplus", 1, SoftplusCompute)); }
+void RegisterSoftsign(OpRegistry* r) { r->Add(Smooth("Softsign", 1, SoftsignCompute)); }
+void RegisterTanh(OpRegistry* r) { r->Add(Smooth("Tanh", 6, TanhCompute)); }
+
+}  // namespace strata::ops
