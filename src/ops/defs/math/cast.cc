@@ -81,7 +81,7 @@ Status FromString(KernelContext& ctx, const Tensor& x, Tensor* y) {
     } else {
       for (int64_t i = 0; i < n; ++i) {
         Status s = ParseInto<D>(in[i], &out[i]);
-        if (!s.ok()) return ctx.Error("element ", i, ": ", s.message());
+        if (!s.ok()) return Status(s.code(), StrCat(ctx.node().Describe(), ": element ", i, ": ", s.message()));
       }
     }
     return Status::OK();
