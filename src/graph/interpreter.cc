@@ -39,6 +39,9 @@ Status RunNodeReference(const Node& node, const std::vector<const Tensor*>& inpu
     return UnimplementedError(node.Describe(), ": op type '", node.op_type, "'",
                               node.domain.empty() ? "" : StrCat(" of domain '", node.domain, "'"),
                               " is not supported");
+  for (int i = 0; i < schema->min_inputs; ++i)
+    if (i >= static_cast<int>(inputs.size()) || inputs[i] == nullptr)
+      return InvalidArgumentError(node.Describe(), ": input ", i, " is required but missing");
   DynamicKernelContext ctx(node, inputs, alloc, &outer);
   Status s = schema->reference(ctx);
   if (!s.ok()) {

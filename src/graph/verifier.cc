@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <unordered_set>
 
 #include "ops/op.h"
@@ -34,6 +35,9 @@ Status VerifyGraph(const Graph& graph, const std::vector<std::string>& outer_sco
     if (n_out < schema->min_outputs || (schema->max_outputs >= 0 && n_out > schema->max_outputs))
       return InvalidArgumentError(node.Describe(), ": expects ", schema->min_outputs, " to ", schema->max_outputs,
                                   " outputs, got ", n_out);
+    for (int i = 0; i < std::min(schema->min_inputs, n_in); ++i)
+      if (node.inputs[i].empty())
+        return InvalidArgumentError(node.Describe(), ": input ", i, " is required but its name is empty");
     for (const auto& in : node.inputs)
       if (!in.empty() && !defined.count(in))
         return InvalidArgumentError(node.Describe(), ": input '", in, "' is not defined before it is used");
