@@ -176,8 +176,11 @@ static void RegisterMathFamily(OpRegistry* r) {
 }
 
 // ---- nn: convolution, pooling, normalisation, softmax (defs/nn) ----
+void RegisterConv(OpRegistry* r);
 
-static void RegisterNnFamily(OpRegistry* r) { (void)r; }
+static void RegisterNnFamily(OpRegistry* r) {
+  RegisterConv(r);
+}
 
 // ---- reduce (defs/reduce) ----
 
