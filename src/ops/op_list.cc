@@ -177,9 +177,11 @@ static void RegisterMathFamily(OpRegistry* r) {
 
 // ---- nn: convolution, pooling, normalisation, softmax (defs/nn) ----
 void RegisterConv(OpRegistry* r);
+void RegisterConvTranspose(OpRegistry* r);
 
 static void RegisterNnFamily(OpRegistry* r) {
   RegisterConv(r);
+  RegisterConvTranspose(r);
 }
 
 // ---- reduce (defs/reduce) ----

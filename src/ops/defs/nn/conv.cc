@@ -87,12 +87,12 @@ void Im2ColChannel(const C* xc, const Geometry3& g, C* out) {
               std::fill(dst, dst + out_w, C(0));
               continue;
             }
-            const C* src = xc + (id * g.in[1] + ih) * in_w + off;
+            const C* src = xc + (id * g.in[1] + ih) * in_w;
             std::fill(dst, dst + lo, C(0));
             if (s == 1) {
-              std::copy(src + lo, src + hi, dst + lo);
+              if (hi > lo) std::copy(src + lo + off, src + hi + off, dst + lo);
             } else {
-              for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * s];
+              for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * s + off];
             }
             std::fill(dst + hi, dst + out_w, C(0));
           }
