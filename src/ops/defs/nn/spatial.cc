@@ -163,6 +163,7 @@ StatusOr<Geometry3> ForwardGeometry(const Node& node, const SpatialAttrs& a, con
     g.stride[off + i] = a.strides[i];
     g.dilation[off + i] = a.dilations[i];
     g.pad_begin[off + i] = pb;
+    g.pad_end[off + i] = pe;
     out_shape->PushBack(out);
   }
   return g;
@@ -186,6 +187,27 @@ StatusOr<int> SpatialRankOf(const Node& node, const PartialShape& x, std::string
     return InvalidArgumentError(node.Describe(), ": ", what, " must have rank >= 3 (N, C, spatial...), got ",
                                 x.ToString());
   return x.rank() - 2;
+}
+
+StatusOr<PartialShape> InferPoolShape(const InferContext& ctx, const SpatialOptions& opt) {
+  const Node& node = ctx.node();
+  PartialShape x = ctx.input_shape(0);
+  STRATA_ASSIGN_OR_RETURN(int spatial, SpatialRankOf(node, x));
+  if (spatial < 0) {
+    spatial = static_cast<int>(node.GetInts("kernel_shape").size());
+    if (spatial == 0) return PartialShape::Unknown();
+    x = PartialShape::Of(std::vector<Dim>(spatial + 2));
+  }
+  STRATA_ASSIGN_OR_RETURN(SpatialAttrs a, ReadSpatialAttrs(node, spatial, opt));
+  return InferForwardShape(node, a, x, x.dims[1]);
+}
+
+StatusOr<Geometry3> PoolGeometry(const Node& node, const Tensor& x, const SpatialOptions& opt, Shape* out_shape) {
+  if (x.rank() < 3)
+    return InvalidArgumentError(node.Describe(), ": X must have rank >= 3 (N, C, spatial...), got ",
+                                x.shape().ToString());
+  STRATA_ASSIGN_OR_RETURN(SpatialAttrs a, ReadSpatialAttrs(node, x.rank() - 2, opt));
+  return ForwardGeometry(node, a, x.shape(), x.dim(1), out_shape);
 }
 
 }  // namespace strata::ops::nn

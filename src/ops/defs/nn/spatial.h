@@ -3,6 +3,7 @@
 // output lengths and the pads actually applied, as the ONNX spec defines them.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -50,7 +51,7 @@ StatusOr<int64_t> TransposeOutputLength(const Node& node, const SpatialAttrs& a,
 // have one loop nest.
 struct Geometry3 {
   std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1}, stride{1, 1, 1}, dilation{1, 1, 1};
-  std::array<int64_t, 3> pad_begin{0, 0, 0};
+  std::array<int64_t, 3> pad_begin{0, 0, 0}, pad_end{0, 0, 0};
   int64_t in_size() const { return in[0] * in[1] * in[2]; }
   int64_t out_size() const { return out[0] * out[1] * out[2]; }
   int64_t kernel_size() const { return kernel[0] * kernel[1] * kernel[2]; }
@@ -67,5 +68,20 @@ StatusOr<PartialShape> InferForwardShape(const Node& node, const SpatialAttrs& a
 
 // Reads the rank of X's spatial part at inference: rank - 2; error when rank < 3 (or unknown: returns -1).
 StatusOr<int> SpatialRankOf(const Node& node, const PartialShape& x, std::string_view what = "X");
+
+// The kernel taps j in [*lo, *hi) of a window starting at `start` (stride already applied, pad subtracted) whose
+// positions start + j * dilation fall inside [0, in).
+inline void ValidTaps(int64_t start, int64_t k, int64_t dilation, int64_t in, int64_t* lo, int64_t* hi) {
+  *lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  *hi = in - 1 - start < 0 ? 0 : std::min<int64_t>(k, (in - 1 - start) / dilation + 1);
+  if (*hi < *lo) *hi = *lo;
+}
+
+// Pools (MaxPool, AveragePool, LpPool): output shape [N, C, spatial...] from X and the attributes. X's rank comes from
+// kernel_shape when X's rank is unknown.
+StatusOr<PartialShape> InferPoolShape(const InferContext& ctx, const SpatialOptions& opt);
+
+// Pools at run time: validates X (rank >= 3), reads the attributes and returns the geometry and output shape.
+StatusOr<Geometry3> PoolGeometry(const Node& node, const Tensor& x, const SpatialOptions& opt, Shape* out_shape);
 
 }  // namespace strata::ops::nn
