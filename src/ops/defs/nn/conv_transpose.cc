@@ -17,6 +17,7 @@ namespace {
 using nn::Geometry3;
 
 constexpr int64_t kColBudget = int64_t{1} << 24;
+constexpr int64_t kMaxLength = int64_t{1} << 31;  // output_padding / output_shape values
 
 struct TransposeParams {
   nn::SpatialAttrs attrs;
@@ -35,7 +36,9 @@ StatusOr<TransposeParams> ReadTransposeParams(const Node& node, int spatial, con
     return InvalidArgumentError(node.Describe(), ": output_padding must have ", spatial, " values, got ",
                                 p.output_padding);
   for (int64_t v : p.output_padding)
-    if (v < 0) return InvalidArgumentError(node.Describe(), ": output_padding must be >= 0, got ", p.output_padding);
+    if (v < 0 || v > kMaxLength)
+      return InvalidArgumentError(node.Describe(), ": output_padding must be in [0, ", kMaxLength, "], got ",
+                                  p.output_padding);
   if (node.HasAttr("output_shape")) {
     std::vector<int64_t> os = node.GetInts("output_shape");
     // Either the spatial lengths or a full (N, M, spatial...) shape; only the spatial part matters.
@@ -43,7 +46,9 @@ StatusOr<TransposeParams> ReadTransposeParams(const Node& node, int spatial, con
     if (static_cast<int>(os.size()) != spatial)
       return InvalidArgumentError(node.Describe(), ": output_shape must have ", spatial, " values, got ", os);
     for (int64_t v : os)
-      if (v < 1) return InvalidArgumentError(node.Describe(), ": output_shape values must be >= 1, got ", os);
+      if (v < 1 || v > kMaxLength)
+        return InvalidArgumentError(node.Describe(), ": output_shape values must be in [1, ", kMaxLength, "], got ",
+                                    os);
     p.output_shape = std::move(os);
   }
   return p;
@@ -193,6 +198,7 @@ Status ConvTransposeCompute(KernelContext& ctx) {
     g.pad_begin[off + i] = pb;
     out_shape.PushBack(out);
   }
+  STRATA_RETURN_IF_ERROR(nn::CheckElementCount(node, out_shape));
   STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, x.dtype(), out_shape));
   const DType ct = nn::ComputeDTypeOf(x.dtype());
   STRATA_ASSIGN_OR_RETURN(Tensor xc, nn::ConvertTo(x, ct, ctx.allocator()));

@@ -1,4 +1,4 @@
-// GlobalAveragePool (opset 1), GlobalMaxPool (opset 1), GlobalLpPool (opset 2): reduce every (n, c) plane of
+// GlobalAveragePool (opset 1), GlobalMaxPool (opset 1), GlobalLpPool (opset 1, 2): reduce every (n, c) plane of
 // X (N, C, D1..Dn) to one value; the output is (N, C, 1, ..., 1). Three near-identical ops share this file, one table
 // row each. GlobalMaxPool ignores NaN unless the whole plane is NaN, as MaxPool does. Float element types (16-bit
 // floats accumulate in float32). X needs rank >= 2; any number of spatial dimensions.
@@ -13,10 +13,12 @@ namespace {
 
 enum class GlobalKind { kAverage, kMax, kLp };
 
+// p: an int attribute (opset >= 2) or a float one (opset 1).
 StatusOr<double> ReadGlobalP(const Node& node) {
-  const int64_t p = node.GetInt("p", 2);
-  if (p < 1) return InvalidArgumentError(node.Describe(), ": p must be >= 1, got ", p);
-  return static_cast<double>(p);
+  const Attribute* a = node.FindAttr("p");
+  const double p = a == nullptr ? 2.0 : a->type() == Attribute::Type::kFloat ? a->f() : static_cast<double>(a->i());
+  if (!(p > 0) || !std::isfinite(p)) return InvalidArgumentError(node.Describe(), ": p must be positive, got ", p);
+  return p;
 }
 
 template <GlobalKind kKind>

@@ -6,6 +6,7 @@
 // an error; a repeated index keeps the last value. Float element types.
 #include <cstring>
 
+#include "ops/defs/nn/nn_util.h"
 #include "ops/defs/nn/spatial.h"
 
 namespace strata::ops {
@@ -35,7 +36,7 @@ StatusOr<std::vector<int64_t>> ReadOutputShape(const Node& node, const Tensor& t
     return InvalidArgumentError(node.Describe(), ": output_shape must have ", def.size(), " values (X's rank), got ",
                                 s);
   for (size_t i = 0; i < s.size(); ++i)
-    if (def[i] >= 0 && s[i] < def[i])
+    if ((def[i] >= 0 && s[i] < def[i]) || s[i] < 0)
       return InvalidArgumentError(node.Describe(), ": output_shape ", s, " is smaller than the unpooled shape ", def);
   return s;
 }
@@ -80,6 +81,7 @@ Status MaxUnpoolCompute(KernelContext& ctx) {
   if (ctx.has_input(2)) {
     STRATA_ASSIGN_OR_RETURN(out, ReadOutputShape(node, ctx.input(2), def));
   }
+  STRATA_RETURN_IF_ERROR(nn::CheckElementCount(node, Shape(out)));
   STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, x.dtype(), Shape(out)));
   std::memset(y->raw_data(), 0, y->byte_size());
   const Shape def_shape(def);

@@ -32,6 +32,16 @@ StatusOr<std::vector<C>> ReadAs(const Tensor& t) {
   return out;
 }
 
+// Output shapes computed from attributes or shape inputs (huge pads, strides, output_shape values) must not overflow
+// the element count: InvalidArgument when the product exceeds 2^50 elements (far beyond any allocation).
+inline Status CheckElementCount(const Node& node, const Shape& s) {
+  double n = 1;
+  for (int64_t d : s) n *= static_cast<double>(d);
+  if (n > 1125899906842624.0)
+    return InvalidArgumentError(node.Describe(), ": the output shape ", s.ToString(), " has too many elements");
+  return Status::OK();
+}
+
 // Checks at inference that input i is a float tensor (float16, bfloat16, float32, float64).
 inline Status RequireFloatInput(const InferContext& ctx, int i, std::string_view name) {
   const DType t = ctx.input_dtype(i);

@@ -2,8 +2,14 @@
 
 #include <algorithm>
 
+#include "ops/defs/nn/nn_util.h"
+
 namespace strata::ops::nn {
 namespace {
+
+// Window attributes (kernel, strides, dilations, pads) above this are rejected, which keeps all length arithmetic
+// far from int64 overflow.
+constexpr int64_t kMaxWindowValue = int64_t{1} << 31;
 
 // Reads an ints attribute that must have `n` entries, each >= `min`; `def` when absent.
 StatusOr<std::vector<int64_t>> ReadPerAxis(const Node& node, std::string_view name, size_t n, int64_t def,
@@ -13,8 +19,11 @@ StatusOr<std::vector<int64_t>> ReadPerAxis(const Node& node, std::string_view na
   if (v.size() != n)
     return InvalidArgumentError(node.Describe(), ": ", name, " must have ", n, " values for the input's spatial ",
                                 "dimensions, got ", v.size(), ": ", v);
-  for (int64_t x : v)
+  for (int64_t x : v) {
     if (x < min) return InvalidArgumentError(node.Describe(), ": ", name, " must be >= ", min, ", got ", v);
+    if (x > kMaxWindowValue)
+      return InvalidArgumentError(node.Describe(), ": ", name, " ", v, " has a value above ", kMaxWindowValue);
+  }
   return v;
 }
 
@@ -166,6 +175,7 @@ StatusOr<Geometry3> ForwardGeometry(const Node& node, const SpatialAttrs& a, con
     g.pad_end[off + i] = pe;
     out_shape->PushBack(out);
   }
+  STRATA_RETURN_IF_ERROR(CheckElementCount(node, *out_shape));
   return g;
 }
 
