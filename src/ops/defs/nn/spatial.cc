@@ -61,6 +61,10 @@ StatusOr<SpatialAttrs> ReadSpatialAttrs(const Node& node, int rank, const Spatia
     STRATA_ASSIGN_OR_RETURN(a.kernel, ReadPerAxis(node, "kernel_shape", n, 1, 1));
   } else {
     a.kernel = w_kernel ? *w_kernel : std::vector<int64_t>(n, -1);
+    for (int64_t k : a.kernel)
+      if (k == 0 || k > kMaxWindowValue)
+        return InvalidArgumentError(node.Describe(), ": the weights' spatial dimensions ", a.kernel, " must be in [1, ",
+                                    kMaxWindowValue, "]");
     if (node.HasAttr("kernel_shape")) {
       STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> ks, ReadPerAxis(node, "kernel_shape", n, 1, 1));
       for (size_t i = 0; i < n; ++i) {
