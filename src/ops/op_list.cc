@@ -112,6 +112,7 @@ void RegisterDiv(OpRegistry* r);
 void RegisterErf(OpRegistry* r);
 void RegisterExp(OpRegistry* r);
 void RegisterFloor(OpRegistry* r);
+void RegisterGemm(OpRegistry* r);
 void RegisterIsInf(OpRegistry* r);
 void RegisterIsNaN(OpRegistry* r);
 void RegisterLog(OpRegistry* r);
@@ -153,6 +154,7 @@ static void RegisterMathFamily(OpRegistry* r) {
   RegisterErf(r);
   RegisterExp(r);
   RegisterFloor(r);
+  RegisterGemm(r);
   RegisterIsInf(r);
   RegisterIsNaN(r);
   RegisterLog(r);
@@ -176,8 +178,45 @@ static void RegisterMathFamily(OpRegistry* r) {
 }
 
 // ---- nn: convolution, pooling, normalisation, softmax (defs/nn) ----
+void RegisterAveragePool(OpRegistry* r);
+void RegisterBatchNormalization(OpRegistry* r);
+void RegisterConv(OpRegistry* r);
+void RegisterConvTranspose(OpRegistry* r);
+void RegisterGlobalAveragePool(OpRegistry* r);
+void RegisterGlobalLpPool(OpRegistry* r);
+void RegisterGlobalMaxPool(OpRegistry* r);
+void RegisterHardmax(OpRegistry* r);
+void RegisterInstanceNormalization(OpRegistry* r);
+void RegisterLayerNormalization(OpRegistry* r);
+void RegisterLogSoftmax(OpRegistry* r);
+void RegisterLpNormalization(OpRegistry* r);
+void RegisterLpPool(OpRegistry* r);
+void RegisterLRN(OpRegistry* r);
+void RegisterMaxPool(OpRegistry* r);
+void RegisterMaxUnpool(OpRegistry* r);
+void RegisterMeanVarianceNormalization(OpRegistry* r);
+void RegisterSoftmax(OpRegistry* r);
 
-static void RegisterNnFamily(OpRegistry* r) { (void)r; }
+static void RegisterNnFamily(OpRegistry* r) {
+  RegisterAveragePool(r);
+  RegisterBatchNormalization(r);
+  RegisterConv(r);
+  RegisterConvTranspose(r);
+  RegisterGlobalAveragePool(r);
+  RegisterGlobalLpPool(r);
+  RegisterGlobalMaxPool(r);
+  RegisterHardmax(r);
+  RegisterInstanceNormalization(r);
+  RegisterLayerNormalization(r);
+  RegisterLogSoftmax(r);
+  RegisterLpNormalization(r);
+  RegisterLpPool(r);
+  RegisterLRN(r);
+  RegisterMaxPool(r);
+  RegisterMaxUnpool(r);
+  RegisterMeanVarianceNormalization(r);
+  RegisterSoftmax(r);
+}
 
 // ---- reduce (defs/reduce) ----
 

@@ -1,11 +1,10 @@
 #include "tests/ops/op_harness.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/random.h"
-
-#include <algorithm>
-#include <map>
 #include "graph/autodiff.h"
 #include "graph/infer.h"
 #include "graph/interpreter.h"
@@ -16,8 +15,10 @@ namespace strata::testing {
 
 std::string CompareTensors(const Tensor& got, const Tensor& want, double rtol, double atol) {
   if (!got.defined() || !want.defined()) return got.defined() == want.defined() ? "" : "one tensor is undefined";
-  if (got.dtype() != want.dtype()) return StrCat("dtype ", DTypeName(got.dtype()), " vs expected ", DTypeName(want.dtype()));
-  if (got.shape() != want.shape()) return StrCat("shape ", got.shape().ToString(), " vs expected ", want.shape().ToString());
+  if (got.dtype() != want.dtype())
+    return StrCat("dtype ", DTypeName(got.dtype()), " vs expected ", DTypeName(want.dtype()));
+  if (got.shape() != want.shape())
+    return StrCat("shape ", got.shape().ToString(), " vs expected ", want.shape().ToString());
   const int64_t n = got.num_elements();
   if (got.dtype() == DType::kString) {
     for (int64_t i = 0; i < n; ++i)
@@ -35,9 +36,9 @@ std::string CompareTensors(const Tensor& got, const Tensor& want, double rtol, d
     for (int64_t i = 0; i < n; ++i) {
       const double a = static_cast<double>(ops::ToCompute(got.data<T>()[i]));
       const double b = static_cast<double>(ops::ToCompute(want.data<T>()[i]));
-      const bool ok = IsFloatingPoint(got.dtype())
-                          ? ((std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= atol + rtol * std::fabs(b))
-                          : a == b;
+      const bool ok = IsFloatingPoint(got.dtype()) ? ((std::isnan(a) && std::isnan(b)) || a == b ||
+                                                      std::fabs(a - b) <= atol + rtol * std::fabs(b))
+                                                   : a == b;
       if (!ok) {
         out = StrCat("element ", i, ": got ", a, ", expected ", b);
         break;
@@ -86,8 +87,8 @@ std::shared_ptr<graph::Model> OneNodeModel(const OpCase& c, std::vector<std::pai
     }
     const std::string name = StrCat("in", i);
     n.inputs.push_back(name);
-    const bool as_const = std::find(c.constant_inputs.begin(), c.constant_inputs.end(), static_cast<int>(i)) !=
-                          c.constant_inputs.end();
+    const bool as_const =
+        std::find(c.constant_inputs.begin(), c.constant_inputs.end(), static_cast<int>(i)) != c.constant_inputs.end();
     if (as_const) {
       m->graph.initializers[name] = c.inputs[i];
     } else {
@@ -217,16 +218,20 @@ std::shared_ptr<graph::Model> WithLoss(const graph::Model& m, const std::vector<
     for (double& v : r.mutable_values<double>()) v = rng.UniformDouble() * 2 - 1;
     const std::string rk = StrCat("R", k), pk = StrCat("p", k), sk = StrCat("s", k);
     g.initializers[rk] = r;
-    g.nodes.push_back(graph::Node{.name = StrCat("mul", k), .op_type = "Mul", .inputs = {StrCat("out", k), rk},
-                                  .outputs = {pk}, .opset = 17});
-    g.nodes.push_back(graph::Node{.name = StrCat("sum", k), .op_type = "ReduceSumTo", .domain = "strata",
-                                  .inputs = {pk, "empty_shape"}, .outputs = {sk}, .opset = 1});
+    g.nodes.push_back(graph::Node{
+        .name = StrCat("mul", k), .op_type = "Mul", .inputs = {StrCat("out", k), rk}, .outputs = {pk}, .opset = 17});
+    g.nodes.push_back(graph::Node{.name = StrCat("sum", k),
+                                  .op_type = "ReduceSumTo",
+                                  .domain = "strata",
+                                  .inputs = {pk, "empty_shape"},
+                                  .outputs = {sk},
+                                  .opset = 1});
     if (acc.empty()) {
       acc = sk;
     } else {
       const std::string next = StrCat("acc", k);
-      g.nodes.push_back(graph::Node{.name = StrCat("add", k), .op_type = "Add", .inputs = {acc, sk}, .outputs = {next},
-                                    .opset = 17});
+      g.nodes.push_back(
+          graph::Node{.name = StrCat("add", k), .op_type = "Add", .inputs = {acc, sk}, .outputs = {next}, .opset = 17});
       acc = next;
     }
   }
