@@ -37,8 +37,15 @@ Buffer::~Buffer() {
 
 StatusOr<Tensor> Tensor::Create(DType dtype, const Shape& shape, Allocator* alloc) {
   if (dtype == DType::kUndefined) return InvalidArgumentError("cannot create a tensor of undefined element type");
-  for (int64_t d : shape)
+  int64_t count = 1;
+  for (int64_t d : shape) {
     if (d < 0) return InvalidArgumentError("cannot create a tensor of negative dimension: shape ", shape.ToString());
+    if (__builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 48))
+      return ResourceExhaustedError("cannot create a tensor of shape ", shape.ToString(), ": too many elements");
+  }
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(count, static_cast<int64_t>(DTypeSize(dtype)), &bytes))
+    return ResourceExhaustedError("cannot create a tensor of shape ", shape.ToString(), ": too many bytes");
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;

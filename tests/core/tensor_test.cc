@@ -116,6 +116,12 @@ TEST(TensorTest, NegativeDimsRejected) {
   EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(TensorTest, OverflowingShapesRejected) {
+  auto t = Tensor::Create(DType::kFloat32, Shape{int64_t{1} << 40, int64_t{1} << 40});
+  EXPECT_EQ(t.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(t.status().message().find("too many elements"), std::string::npos);
+}
+
 TEST(AllocatorTest, LimitGivesResourceExhaustedAndCountsPeak) {
   LimitedAllocator alloc(1000);
   auto a = Tensor::Create(DType::kFloat32, Shape{200}, &alloc);  // 800 bytes
