@@ -1,0 +1,240 @@
+// Shared by the reduce family (ReduceX, ArgMax/ArgMin, TopK) and by Einsum: which axes a ReduceX node reduces,
+// its shape inference, and the reduction loop.
+//
+// The loop never transposes. The input's dimensions are grouped into runs of adjacent kept or reduced dimensions
+// (size-1 dimensions dropped), which turns any reduction into one of two contiguous patterns:
+//   A. the innermost run is reduced: every output element reduces contiguous rows of `inner` elements, summed
+//      pairwise (error grows with log n, not n), and the outer reduced runs are walked with strides;
+//   B. the innermost run is kept: `inner` accumulators are updated from contiguous rows, in blocks of kBlockRows
+//      rows whose partial results are then combined (blocked summation, for the same reason).
+// An op is a small struct (see ReduceWalk) giving the accumulator type and four inline functions, so there are no
+// virtual calls or per-element branches on the op kind.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "ops/op_util.h"
+
+namespace strata::ops {
+
+// ---- axes ----
+
+// True when this ReduceX node takes its axes from input 1 (ReduceSum from opset 13, the others from opset 18).
+bool ReduceAxesFromInput(const Node& node);
+
+// The axes a node reduces, once the input rank is known.
+struct ReduceAxes {
+  bool noop = false;          // noop_with_empty_axes=1 and no axes: the output is the input
+  std::vector<bool> reduced;  // per input dimension
+  bool keepdims = true;
+};
+
+// Resolves raw axes (attribute or input values; empty = all, or noop) for an input of rank `rank`.
+StatusOr<ReduceAxes> ResolveReduceAxes(const Node& node, int rank, const std::vector<int64_t>& raw);
+// Reads the axes of a ReduceX node at run time (attribute or input, by opset) and resolves them.
+StatusOr<ReduceAxes> ReduceAxesForRun(const KernelContext& ctx);
+// The output shape for a concrete input.
+Shape ReducedShape(const Shape& in, const ReduceAxes& ax);
+
+// Shape/type inference shared by every ReduceX op: output dtype = input dtype (numeric), shape per axes/keepdims.
+Status InferReduce(InferContext& ctx);
+// The schema of a ReduceX op (opset 1 onwards; optional axes input 1 where the opset has it).
+OpSchema ReduceSchema(const char* name, ComputeFn reference);
+
+// ---- the loop ----
+
+struct ReducePlan {
+  int64_t out_count = 0;     // output elements
+  int64_t reduce_count = 0;  // input elements per output element
+  bool inner_reduced = false;  // pattern A (true) or B (false)
+  int64_t inner = 1;           // length of the innermost (contiguous) run
+  // Outer kept runs (pattern B: without the innermost) and outer reduced runs (pattern A: without the innermost),
+  // outermost first, with their input strides in elements.
+  std::vector<int64_t> kept_sizes, kept_strides;
+  std::vector<int64_t> red_sizes, red_strides;
+};
+
+// Plans the reduction of `in` over the dimensions marked in `reduced` (same length as in.rank()).
+ReducePlan MakeReducePlan(const Shape& in, const std::vector<bool>& reduced);
+
+// Walks the offsets of a row-major odometer over (sizes, strides).
+class StridedCounter {
+ public:
+  StridedCounter(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides)
+      : sizes_(sizes), strides_(strides), idx_(sizes.size(), 0) {}
+  int64_t offset() const { return offset_; }
+  void Next() {
+    for (int d = static_cast<int>(sizes_.size()) - 1; d >= 0; --d) {
+      offset_ += strides_[d];
+      if (++idx_[d] < sizes_[d]) return;
+      offset_ -= strides_[d] * sizes_[d];
+      idx_[d] = 0;
+    }
+  }
+
+ private:
+  const std::vector<int64_t>& sizes_;
+  const std::vector<int64_t>& strides_;
+  std::vector<int64_t> idx_;
+  int64_t offset_ = 0;
+};
+
+inline constexpr int64_t kBlockRows = 64;   // pattern B: rows accumulated before folding into the totals
+inline constexpr int64_t kPairwiseLeaf = 128;  // pattern A: run length below which 8 lanes are summed directly
+
+// Reduces x[0, n) pairwise (8 interleaved lanes at the leaves). `o` is the output index, passed to op.Map.
+template <typename Op, typename T>
+typename Op::Acc ReduceRun(const Op& op, const T* x, int64_t n, int64_t o) {
+  using Acc = typename Op::Acc;
+  if (n <= kPairwiseLeaf) {
+    Acc lane[8];
+    for (Acc& a : lane) a = op.Init();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; ++j) lane[j] = op.Combine(lane[j], op.Map(x[i + j], o));
+    for (; i < n; ++i) lane[0] = op.Combine(lane[0], op.Map(x[i], o));
+    return op.Combine(op.Combine(op.Combine(lane[0], lane[1]), op.Combine(lane[2], lane[3])),
+                      op.Combine(op.Combine(lane[4], lane[5]), op.Combine(lane[6], lane[7])));
+  }
+  const int64_t half = (n / 2) / 8 * 8;
+  return op.Combine(ReduceRun(op, x, half, o), ReduceRun(op, x + half, n - half, o));
+}
+
+// y[o] = op.Finalize(fold of op.Map(x[i], o) over the inputs of output o, plan.reduce_count, o).
+// Op provides: `using Acc`, `using Out`, Acc Init(), Acc Map(T, int64_t o), Acc Combine(Acc, Acc),
+// Out Finalize(Acc, int64_t n, int64_t o).
+template <typename Op, typename T>
+void ReduceWalk(const ReducePlan& p, const T* x, typename Op::Out* y, const Op& op) {
+  using Acc = typename Op::Acc;
+  if (p.out_count == 0) return;
+  if (p.reduce_count == 0) {
+    for (int64_t o = 0; o < p.out_count; ++o) y[o] = op.Finalize(op.Init(), 0, o);
+    return;
+  }
+  StridedCounter kept(p.kept_sizes, p.kept_strides);
+  int64_t red_outer = 1;
+  for (int64_t s : p.red_sizes) red_outer *= s;
+  if (p.inner_reduced) {
+    for (int64_t o = 0; o < p.out_count; ++o, kept.Next()) {
+      const T* base = x + kept.offset();
+      StridedCounter red(p.red_sizes, p.red_strides);
+      Acc acc = op.Init();
+      for (int64_t r = 0; r < red_outer; ++r, red.Next()) acc = op.Combine(acc, ReduceRun(op, base + red.offset(), p.inner, o));
+      y[o] = op.Finalize(acc, p.reduce_count, o);
+    }
+    return;
+  }
+  const int64_t inner = p.inner;
+  std::vector<Acc> total(inner), block(inner);
+  for (int64_t o0 = 0; o0 < p.out_count; o0 += inner, kept.Next()) {
+    const T* base = x + kept.offset();
+    std::fill(total.begin(), total.end(), op.Init());
+    StridedCounter red(p.red_sizes, p.red_strides);
+    for (int64_t r0 = 0; r0 < red_outer; r0 += kBlockRows) {
+      std::fill(block.begin(), block.end(), op.Init());
+      const int64_t rows = std::min(kBlockRows, red_outer - r0);
+      for (int64_t r = 0; r < rows; ++r, red.Next()) {
+        const T* row = base + red.offset();
+        for (int64_t j = 0; j < inner; ++j) block[j] = op.Combine(block[j], op.Map(row[j], o0 + j));
+      }
+      for (int64_t j = 0; j < inner; ++j) total[j] = op.Combine(total[j], block[j]);
+    }
+    for (int64_t j = 0; j < inner; ++j) y[o0 + j] = op.Finalize(total[j], p.reduce_count, o0 + j);
+  }
+}
+
+// Runs a ReduceX node: resolves the axes, allocates the output (input dtype) and walks the input with the op that
+// make_op(TypeTag<T>{}) returns for the input's element type.
+template <typename MakeOp>
+Status RunReduce(KernelContext& ctx, MakeOp&& make_op) {
+  STRATA_ASSIGN_OR_RETURN(ReduceAxes ax, ReduceAxesForRun(ctx));
+  const Tensor& x = ctx.input(0);
+  STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, x.dtype(), ReducedShape(x.shape(), ax)));
+  const ReducePlan plan = MakeReducePlan(x.shape(), ax.reduced);
+  return DispatchNumeric(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ReduceWalk(plan, x.data<T>(), y->data<T>(), make_op(tag));
+    return Status::OK();
+  });
+}
+
+// ---- accumulator types and conversions ----
+
+// Sums and products: float for the 16-bit floats, the type itself for float/double, and the unsigned type of the
+// same width for integers (wrap-around is well defined there and gives numpy's result modulo 2^bits).
+template <typename T, bool = std::is_integral_v<T>>
+struct SumAccOf {
+  using type = ComputeType<T>;
+};
+template <typename T>
+struct SumAccOf<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+template <typename T>
+using SumAcc = typename SumAccOf<T>::type;
+
+// a * b without signed-overflow traps: small unsigned types promote to int, so multiply them as unsigned int.
+template <typename A>
+inline A MulWrap(A a, A b) {
+  if constexpr (std::is_integral_v<A> && sizeof(A) < sizeof(unsigned)) {
+    return static_cast<A>(static_cast<unsigned>(a) * static_cast<unsigned>(b));
+  } else {
+    return a * b;
+  }
+}
+
+// double -> T: rounds through the compute type for floats; for integers truncates toward zero and saturates
+// (NaN -> 0), so that e.g. log(0) = -inf on an integer input gives the type's minimum instead of undefined behaviour.
+template <typename T>
+T FromDouble(double v) {
+  if constexpr (std::is_integral_v<T>) {
+    if (std::isnan(v)) return T(0);
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return T(static_cast<ComputeType<T>>(v));
+  }
+}
+
+// The smallest and largest values of T (infinities for floats), the identities of max and min.
+template <typename T>
+ComputeType<T> LowestOf() {
+  if constexpr (std::is_floating_point_v<ComputeType<T>>) {
+    return -std::numeric_limits<ComputeType<T>>::infinity();
+  } else {
+    return std::numeric_limits<T>::lowest();
+  }
+}
+template <typename T>
+ComputeType<T> HighestOf() {
+  if constexpr (std::is_floating_point_v<ComputeType<T>>) {
+    return std::numeric_limits<ComputeType<T>>::infinity();
+  } else {
+    return std::numeric_limits<T>::max();
+  }
+}
+
+// NaN-aware comparisons (NaN wins, as numpy's max/min propagate it).
+template <typename C>
+inline C MaxNan(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+  }
+  return b > a ? b : a;
+}
+template <typename C>
+inline C MinNan(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+  }
+  return b < a ? b : a;
+}
+
+}  // namespace strata::ops
