@@ -4,9 +4,10 @@
 // The loop never transposes. The input's dimensions are grouped into runs of adjacent kept or reduced dimensions
 // (size-1 dimensions dropped), which turns any reduction into one of two contiguous patterns:
 //   A. the innermost run is reduced: every output element reduces contiguous rows of `inner` elements, summed
-//      pairwise (error grows with log n, not n), and the outer reduced runs are walked with strides;
+//      pairwise (error grows with log n, not n), and the outer reduced runs are walked with strides, their partial
+//      results combined pairwise too;
 //   B. the innermost run is kept: `inner` accumulators are updated from contiguous rows, in blocks of kBlockRows
-//      rows whose partial results are then combined (blocked summation, for the same reason).
+//      rows whose partial results are then combined pairwise (blocked summation, for the same reason).
 // An op is a small struct (see ReduceWalk) giving the accumulator type and four inline functions, so there are no
 // virtual calls or per-element branches on the op kind.
 #pragma once
@@ -104,6 +105,73 @@ typename Op::Acc ReduceRun(const Op& op, const T* x, int64_t n, int64_t o) {
   return op.Combine(ReduceRun(op, x, half, o), ReduceRun(op, x + half, n - half, o));
 }
 
+// Streaming pairwise combination: partial results are added one at a time and combined like a binary counter, so
+// the tree of combinations stays balanced and rounding error grows with log(count) rather than count. The scalar
+// form serves pattern A (one partial per reduced run), the vector form pattern B (one row block of `width` lanes).
+template <typename Op>
+class ScalarCascade {
+ public:
+  using Acc = typename Op::Acc;
+  explicit ScalarCascade(const Op& op) : op_(op) {}
+  void Add(Acc a) {
+    int l = 0;
+    for (; (used_ >> l) & 1u; ++l) {
+      a = op_.Combine(level_[l], a);
+      used_ &= ~(uint64_t{1} << l);
+    }
+    level_[l] = a;
+    used_ |= uint64_t{1} << l;
+  }
+  Acc Result() const {
+    Acc r = op_.Init();
+    for (int l = 63; l >= 0; --l)
+      if ((used_ >> l) & 1u) r = op_.Combine(r, level_[l]);
+    return r;
+  }
+
+ private:
+  const Op& op_;
+  Acc level_[64];
+  uint64_t used_ = 0;
+};
+
+template <typename Op>
+class VectorCascade {
+ public:
+  using Acc = typename Op::Acc;
+  VectorCascade(const Op& op, int64_t width) : op_(op), width_(width) {}
+  void Clear() { std::fill(used_.begin(), used_.end(), false); }
+  // Takes the contents of *part; *part is left with scratch memory of the same width.
+  void Add(std::vector<Acc>* part) {
+    size_t l = 0;
+    for (; l < used_.size() && used_[l]; ++l) {
+      const Acc* lv = levels_[l].data();
+      Acc* pv = part->data();
+      for (int64_t j = 0; j < width_; ++j) pv[j] = op_.Combine(lv[j], pv[j]);
+      used_[l] = false;
+    }
+    if (l == used_.size()) {
+      levels_.emplace_back(width_);
+      used_.push_back(false);
+    }
+    levels_[l].swap(*part);
+    used_[l] = true;
+  }
+  void Result(Acc* out) const {
+    for (int64_t j = 0; j < width_; ++j) out[j] = op_.Init();
+    for (size_t l = used_.size(); l-- > 0;) {
+      if (!used_[l]) continue;
+      for (int64_t j = 0; j < width_; ++j) out[j] = op_.Combine(out[j], levels_[l][j]);
+    }
+  }
+
+ private:
+  const Op& op_;
+  int64_t width_;
+  std::vector<std::vector<Acc>> levels_;
+  std::vector<bool> used_;
+};
+
 // y[o] = op.Finalize(fold of op.Map(x[i], o) over the inputs of output o, plan.reduce_count, o).
 // Op provides: `using Acc`, `using Out`, Acc Init(), Acc Map(T, int64_t o), Acc Combine(Acc, Acc),
 // Out Finalize(Acc, int64_t n, int64_t o).
@@ -121,28 +189,39 @@ void ReduceWalk(const ReducePlan& p, const T* x, typename Op::Out* y, const Op& 
   if (p.inner_reduced) {
     for (int64_t o = 0; o < p.out_count; ++o, kept.Next()) {
       const T* base = x + kept.offset();
+      if (red_outer == 1) {
+        y[o] = op.Finalize(ReduceRun(op, base, p.inner, o), p.reduce_count, o);
+        continue;
+      }
       StridedCounter red(p.red_sizes, p.red_strides);
-      Acc acc = op.Init();
-      for (int64_t r = 0; r < red_outer; ++r, red.Next()) acc = op.Combine(acc, ReduceRun(op, base + red.offset(), p.inner, o));
-      y[o] = op.Finalize(acc, p.reduce_count, o);
+      ScalarCascade<Op> acc(op);
+      for (int64_t r = 0; r < red_outer; ++r, red.Next()) acc.Add(ReduceRun(op, base + red.offset(), p.inner, o));
+      y[o] = op.Finalize(acc.Result(), p.reduce_count, o);
     }
     return;
   }
   const int64_t inner = p.inner;
-  std::vector<Acc> total(inner), block(inner);
+  std::vector<Acc> block(inner), total(inner);
+  VectorCascade<Op> cascade(op, inner);
   for (int64_t o0 = 0; o0 < p.out_count; o0 += inner, kept.Next()) {
     const T* base = x + kept.offset();
-    std::fill(total.begin(), total.end(), op.Init());
     StridedCounter red(p.red_sizes, p.red_strides);
+    cascade.Clear();
     for (int64_t r0 = 0; r0 < red_outer; r0 += kBlockRows) {
       std::fill(block.begin(), block.end(), op.Init());
       const int64_t rows = std::min(kBlockRows, red_outer - r0);
+      Acc* bv = block.data();
       for (int64_t r = 0; r < rows; ++r, red.Next()) {
         const T* row = base + red.offset();
-        for (int64_t j = 0; j < inner; ++j) block[j] = op.Combine(block[j], op.Map(row[j], o0 + j));
+        for (int64_t j = 0; j < inner; ++j) bv[j] = op.Combine(bv[j], op.Map(row[j], o0 + j));
       }
-      for (int64_t j = 0; j < inner; ++j) total[j] = op.Combine(total[j], block[j]);
+      if (rows == red_outer) {  // a single block: no cascade needed
+        block.swap(total);
+        break;
+      }
+      cascade.Add(&block);
     }
+    if (red_outer > kBlockRows) cascade.Result(total.data());
     for (int64_t j = 0; j < inner; ++j) y[o0 + j] = op.Finalize(total[j], p.reduce_count, o0 + j);
   }
 }
