@@ -78,6 +78,9 @@ TEST(ReduceSumTest, LongAxesKeepFloat32Precision) {
   RunOpCase({.label = "outer axis (kept inner)", .op_type = "ReduceSum", .attrs = {{"keepdims", AInt(0)}},
              .inputs = {F(std::vector<float>(n, 0.1f), {n / 2, 2}), I64({0}, {1})},
              .expected = {F({52428.80078125f, 52428.80078125f}, {2})}, .rtol = 2e-6});
+  RunOpCase({.label = "many short strided runs", .op_type = "ReduceSum", .attrs = {{"keepdims", AInt(0)}},
+             .inputs = {F(std::vector<float>(n, 0.1f), {n / 4, 2, 2}), I64({0, 2}, {2})},
+             .expected = {F({52428.80078125f, 52428.80078125f}, {2})}, .rtol = 2e-6});
 }
 
 TEST(ReduceSumTest, Errors) {

@@ -84,25 +84,63 @@ class StridedCounter {
   int64_t offset_ = 0;
 };
 
-inline constexpr int64_t kBlockRows = 64;   // pattern B: rows accumulated before folding into the totals
-inline constexpr int64_t kPairwiseLeaf = 128;  // pattern A: run length below which 8 lanes are summed directly
+inline constexpr int64_t kBlockRows = 64;      // pattern B: rows accumulated before folding into the totals
+inline constexpr int64_t kPairwiseLeaf = 1024;  // pattern A: elements summed directly in lanes (32 per lane)
+inline constexpr int kLanes = 32;               // pattern A: interleaved accumulators
 
-// Reduces x[0, n) pairwise (8 interleaved lanes at the leaves). `o` is the output index, passed to op.Map.
+// Lanes: kLanes interleaved accumulators, independent chains the compiler turns into a few vector registers.
+template <typename Op>
+struct Lanes {
+  typename Op::Acc lane[kLanes];
+  int next = 0;  // where the next tail element goes: short runs rotate through the lanes instead of piling on lane 0
+  explicit Lanes(const Op& op) { Reset(op); }
+  void Reset(const Op& op) {
+    for (auto& a : lane) a = op.Init();
+  }
+  // Folds x[0, n) into the lanes (`o` is the output index, passed to op.Map).
+  template <typename T>
+  void Add(const Op& op, const T* x, int64_t n, int64_t o) {
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int j = 0; j < kLanes; ++j) lane[j] = op.Combine(lane[j], op.Map(x[i + j], o));
+    for (; i < n; ++i) {
+      lane[next] = op.Combine(lane[next], op.Map(x[i], o));
+      if (++next == kLanes) next = 0;
+    }
+  }
+  // Combines the lanes as a balanced tree.
+  typename Op::Acc Fold(const Op& op) {
+    for (int w = kLanes / 2; w > 0; w /= 2)
+      for (int j = 0; j < w; ++j) lane[j] = op.Combine(lane[j], lane[j + w]);
+    return lane[0];
+  }
+};
+
+// Reduces x[0, n) pairwise down to leaves of at most kPairwiseLeaf elements, which are summed in lanes.
 template <typename Op, typename T>
 typename Op::Acc ReduceRun(const Op& op, const T* x, int64_t n, int64_t o) {
-  using Acc = typename Op::Acc;
   if (n <= kPairwiseLeaf) {
-    Acc lane[8];
-    for (Acc& a : lane) a = op.Init();
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-      for (int j = 0; j < 8; ++j) lane[j] = op.Combine(lane[j], op.Map(x[i + j], o));
-    for (; i < n; ++i) lane[0] = op.Combine(lane[0], op.Map(x[i], o));
-    return op.Combine(op.Combine(op.Combine(lane[0], lane[1]), op.Combine(lane[2], lane[3])),
-                      op.Combine(op.Combine(lane[4], lane[5]), op.Combine(lane[6], lane[7])));
+    Lanes<Op> lanes(op);
+    lanes.Add(op, x, n, o);
+    return lanes.Fold(op);
   }
-  const int64_t half = (n / 2) / 8 * 8;
+  const int64_t half = (n / 2) / kLanes * kLanes;
   return op.Combine(ReduceRun(op, x, half, o), ReduceRun(op, x + half, n - half, o));
+}
+
+// acc[j] = Combine(acc[j], Map(row[j], o0 + j)) for j < n. Chunks of a fixed width, with the row loaded before acc is
+// stored, so that the compiler vectorises it without alias checks (which -O2's cost model will not emit).
+template <typename Op, typename T>
+inline void AccumulateRow(const Op& op, typename Op::Acc* acc, const T* row, int64_t n, int64_t o0) {
+  using Acc = typename Op::Acc;
+  constexpr int kChunk = 16;
+  int64_t j = 0;
+  for (; j + kChunk <= n; j += kChunk) {
+    Acc v[kChunk];
+    for (int u = 0; u < kChunk; ++u) v[u] = op.Map(row[j + u], o0 + j + u);
+    for (int u = 0; u < kChunk; ++u) acc[j + u] = op.Combine(acc[j + u], v[u]);
+  }
+  for (; j < n; ++j) acc[j] = op.Combine(acc[j], op.Map(row[j], o0 + j));
 }
 
 // Streaming pairwise combination: partial results are added one at a time and combined like a binary counter, so
@@ -195,7 +233,22 @@ void ReduceWalk(const ReducePlan& p, const T* x, typename Op::Out* y, const Op& 
       }
       StridedCounter red(p.red_sizes, p.red_strides);
       ScalarCascade<Op> acc(op);
-      for (int64_t r = 0; r < red_outer; ++r, red.Next()) acc.Add(ReduceRun(op, base + red.offset(), p.inner, o));
+      if (p.inner >= kPairwiseLeaf) {
+        for (int64_t r = 0; r < red_outer; ++r, red.Next()) acc.Add(ReduceRun(op, base + red.offset(), p.inner, o));
+      } else {
+        // Short runs share one set of lanes until a leaf's worth of elements is in them.
+        Lanes<Op> lanes(op);
+        int64_t filled = 0;
+        for (int64_t r = 0; r < red_outer; ++r, red.Next()) {
+          lanes.Add(op, base + red.offset(), p.inner, o);
+          if ((filled += p.inner) >= kPairwiseLeaf) {
+            acc.Add(lanes.Fold(op));
+            lanes.Reset(op);
+            filled = 0;
+          }
+        }
+        if (filled > 0) acc.Add(lanes.Fold(op));
+      }
       y[o] = op.Finalize(acc.Result(), p.reduce_count, o);
     }
     return;
@@ -211,10 +264,7 @@ void ReduceWalk(const ReducePlan& p, const T* x, typename Op::Out* y, const Op& 
       std::fill(block.begin(), block.end(), op.Init());
       const int64_t rows = std::min(kBlockRows, red_outer - r0);
       Acc* bv = block.data();
-      for (int64_t r = 0; r < rows; ++r, red.Next()) {
-        const T* row = base + red.offset();
-        for (int64_t j = 0; j < inner; ++j) bv[j] = op.Combine(bv[j], op.Map(row[j], o0 + j));
-      }
+      for (int64_t r = 0; r < rows; ++r, red.Next()) AccumulateRow(op, bv, base + red.offset(), inner, o0);
       if (rows == red_outer) {  // a single block: no cascade needed
         block.swap(total);
         break;
@@ -298,21 +348,16 @@ ComputeType<T> HighestOf() {
   }
 }
 
-// NaN-aware comparisons (NaN wins, as numpy's max/min propagate it).
+// NaN-aware max/min (a NaN in either argument wins, as numpy's max/min propagate it); branch-free selects so that
+// loops over them vectorise.
 template <typename C>
 inline C MaxNan(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) {
-    if (std::isnan(a)) return a;
-    if (std::isnan(b)) return b;
-  }
+  if constexpr (std::is_floating_point_v<C>) return (b > a || b != b) ? b : a;
   return b > a ? b : a;
 }
 template <typename C>
 inline C MinNan(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) {
-    if (std::isnan(a)) return a;
-    if (std::isnan(b)) return b;
-  }
+  if constexpr (std::is_floating_point_v<C>) return (b < a || b != b) ? b : a;
   return b < a ? b : a;
 }
 
