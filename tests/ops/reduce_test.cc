@@ -329,6 +329,10 @@ TEST(EinsumTest, Errors) {
              .expect_error = StatusCode::kInvalidArgument, .error_substr = "does not appear"});
   RunOpCase({.label = "diagonal of non-square", .op_type = "Einsum", .attrs = E("ii->i"), .inputs = {Seq({2, 3})},
              .expect_error = StatusCode::kInvalidArgument, .error_substr = "label 'i'"});
+  const int64_t big = int64_t{1} << 21;
+  RunOpCase({.label = "outer product too large", .op_type = "Einsum", .attrs = E("a,b->ab"),
+             .inputs = {F(std::vector<float>(big), {big}), F(std::vector<float>(big), {big})},
+             .expect_error = StatusCode::kResourceExhausted, .error_substr = "too large"});
   RunOpCase({.label = "missing equation", .op_type = "Einsum", .inputs = {Seq({2, 3})},
              .expect_error = StatusCode::kInvalidArgument, .error_substr = "equation"});
 }

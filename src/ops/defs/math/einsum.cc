@@ -79,24 +79,29 @@ Status EinsumInfer(InferContext& ctx) {
 template <typename T>
 using EinsumC = std::conditional_t<std::is_integral_v<T>, uint64_t, ComputeType<T>>;
 
+// A label-unique operand in compute type C. Intermediates are tensors from the kernel's allocator, so the memory limit
+// applies to them and a huge outer product fails with RESOURCE_EXHAUSTED instead of aborting.
 template <typename C>
 struct Operand {
-  std::vector<C> data;
-  std::vector<int> labels;  // unique
+  Tensor data;
+  std::vector<int> labels;
   std::vector<int64_t> dims;
+  C* p() { return data.data<C>(); }
+  const C* p() const { return data.data<C>(); }
 };
 
-// Guards intermediate sizes: a bad equation (a huge outer product) must fail cleanly, not abort in operator new.
-Status CheckElements(const Node& node, const std::vector<int64_t>& dims) {
-  constexpr int64_t kMax = int64_t{1} << 32;
+template <typename C>
+StatusOr<Tensor> Scratch(KernelContext& ctx, const std::vector<int64_t>& dims) {
+  constexpr int64_t kMax = int64_t{1} << 40;  // elements; also keeps the byte count far from overflow
   int64_t n = 1;
   for (int64_t d : dims) {
     if (d != 0 && n > kMax / d)
-      return ResourceExhaustedError(node.Describe(), ": an intermediate of shape ", dims, " has over ", kMax,
-                                    " elements");
+      return ResourceExhaustedError(ctx.node().Describe(), ": an intermediate of shape ", dims, " is too large");
     n *= d;
   }
-  return Status::OK();
+  auto t = Tensor::Create(DTypeOf<C>(), Shape(dims), ctx.allocator());
+  if (!t.ok()) return Status(t.status()).WithContext(ctx.node().Describe());
+  return std::move(t).value();
 }
 
 // dst[i] = conv(src[offset of i]) for the row-major walk over dims with the given source strides.
@@ -109,29 +114,29 @@ void GatherStrided(const S* src, const std::vector<int64_t>& dims, const std::ve
   for (int64_t i = 0; i < n; ++i, at.Next()) dst[i] = conv(src[at.offset()]);
 }
 
-// Input k as a label-unique operand: repeated labels become the diagonal (strides added).
+// An input as a label-unique operand: repeated labels become the diagonal (their strides added).
 template <typename T, typename C>
-StatusOr<Operand<C>> LoadOperand(const Node& node, const Tensor& x, const std::vector<int>& labels) {
+StatusOr<Operand<C>> LoadOperand(KernelContext& ctx, const Tensor& x, const std::vector<int>& labels) {
   Operand<C> op;
   std::vector<int64_t> strides;
   const std::vector<int64_t> own = Strides(x.shape());
   for (size_t a = 0; a < labels.size(); ++a) {
+    const int64_t d = x.dim(static_cast<int>(a));
     auto it = std::find(op.labels.begin(), op.labels.end(), labels[a]);
     if (it == op.labels.end()) {
       op.labels.push_back(labels[a]);
-      op.dims.push_back(x.dim(static_cast<int>(a)));
+      op.dims.push_back(d);
       strides.push_back(own[a]);
       continue;
     }
     const size_t u = it - op.labels.begin();
-    if (op.dims[u] != x.dim(static_cast<int>(a)))
-      return InvalidArgumentError(node.Describe(), ": label '", EinsumLabelChar(labels[a]),
-                                  "' repeats within one input with sizes ", op.dims[u], " and ", x.dim(static_cast<int>(a)));
+    if (op.dims[u] != d)
+      return ctx.Error("label '", EinsumLabelChar(labels[a]), "' repeats within one input with sizes ", op.dims[u],
+                       " and ", d);
     strides[u] += own[a];
   }
-  op.data.resize(static_cast<size_t>(Shape(op.dims).NumElements()));
-  GatherStrided(x.data<T>(), op.dims, strides, op.data.data(),
-                [](T v) { return static_cast<C>(ToCompute(v)); });
+  STRATA_ASSIGN_OR_RETURN(op.data, Scratch<C>(ctx, op.dims));
+  GatherStrided(x.data<T>(), op.dims, strides, op.p(), [](T v) { return static_cast<C>(ToCompute(v)); });
   return op;
 }
 
@@ -147,44 +152,51 @@ struct SumC {
 
 // Sums away every label for which keep(label) is false.
 template <typename C, typename Keep>
-void SumOut(Operand<C>* op, Keep keep) {
+Status SumOut(KernelContext& ctx, Operand<C>* op, Keep keep) {
   std::vector<bool> reduced(op->labels.size());
   bool any = false;
   for (size_t a = 0; a < reduced.size(); ++a) any |= (reduced[a] = !keep(op->labels[a]));
-  if (!any) return;
-  const Shape in(op->dims);
-  const ReducePlan plan = MakeReducePlan(in, reduced);
-  std::vector<C> out(static_cast<size_t>(plan.out_count));
-  ReduceWalk(plan, op->data.data(), out.data(), SumC<C>{});
+  if (!any) return Status::OK();
   Operand<C> r;
   for (size_t a = 0; a < reduced.size(); ++a) {
     if (reduced[a]) continue;
     r.labels.push_back(op->labels[a]);
     r.dims.push_back(op->dims[a]);
   }
-  r.data = std::move(out);
+  STRATA_ASSIGN_OR_RETURN(r.data, Scratch<C>(ctx, r.dims));
+  ReduceWalk(MakeReducePlan(Shape(op->dims), reduced), op->p(), r.p(), SumC<C>{});
   *op = std::move(r);
+  return Status::OK();
 }
 
 // The operand's data laid out as `labels` with sizes `dims` (a size-1 dimension broadcasts to a larger one).
 template <typename C>
-std::vector<C> Arrange(const Operand<C>& op, const std::vector<int>& labels, const std::vector<int64_t>& dims) {
+StatusOr<Tensor> Arrange(KernelContext& ctx, const Operand<C>& op, const std::vector<int>& labels,
+                         const std::vector<int64_t>& dims) {
   const std::vector<int64_t> own = Strides(Shape(op.dims));
   std::vector<int64_t> strides;
   for (size_t i = 0; i < labels.size(); ++i) {
     const size_t a = std::find(op.labels.begin(), op.labels.end(), labels[i]) - op.labels.begin();
     strides.push_back(op.dims[a] == dims[i] ? own[a] : 0);
   }
-  std::vector<C> out(static_cast<size_t>(Shape(dims).NumElements()));
-  GatherStrided(op.data.data(), dims, strides, out.data(), [](C v) { return v; });
+  STRATA_ASSIGN_OR_RETURN(Tensor out, Scratch<C>(ctx, dims));
+  GatherStrided(op.p(), dims, strides, out.data<C>(), [](C v) { return v; });
   return out;
 }
 
-// A x B over their shared labels; labels in `needed` (later operands, output) survive.
+template <typename V>
+V Cat(V x, const V& y, const V& z) {
+  x.insert(x.end(), y.begin(), y.end());
+  x.insert(x.end(), z.begin(), z.end());
+  return x;
+}
+
+// A x B over their shared labels as one batched matrix product; labels in `needed` (later operands, the output)
+// survive as batch dimensions, the other shared ones are contracted.
 template <typename C>
-StatusOr<Operand<C>> Contract(const Node& node, Operand<C> a, Operand<C> b, const std::vector<int>& needed) {
-  SumOut(&a, [&](int l) { return Has(b.labels, l) || Has(needed, l); });
-  SumOut(&b, [&](int l) { return Has(a.labels, l) || Has(needed, l); });
+StatusOr<Operand<C>> Contract(KernelContext& ctx, Operand<C> a, Operand<C> b, const std::vector<int>& needed) {
+  STRATA_RETURN_IF_ERROR(SumOut(ctx, &a, [&](int l) { return Has(b.labels, l) || Has(needed, l); }));
+  STRATA_RETURN_IF_ERROR(SumOut(ctx, &b, [&](int l) { return Has(a.labels, l) || Has(needed, l); }));
   std::vector<int> batch, a_only, contracted, b_only;
   std::vector<int64_t> batch_d, a_d, k_d, b_d;
   for (size_t i = 0; i < a.labels.size(); ++i) {
@@ -204,28 +216,24 @@ StatusOr<Operand<C>> Contract(const Node& node, Operand<C> a, Operand<C> b, cons
     b_only.push_back(b.labels[i]);
     b_d.push_back(b.dims[i]);
   }
-  auto cat = [](auto x, const auto& y, const auto& z) {
-    x.insert(x.end(), y.begin(), y.end());
-    x.insert(x.end(), z.begin(), z.end());
-    return x;
-  };
+  STRATA_ASSIGN_OR_RETURN(Tensor ta, Arrange(ctx, a, Cat(batch, a_only, contracted), Cat(batch_d, a_d, k_d)));
+  STRATA_ASSIGN_OR_RETURN(Tensor tb, Arrange(ctx, b, Cat(batch, contracted, b_only), Cat(batch_d, k_d, b_d)));
   Operand<C> r;
-  r.labels = cat(batch, a_only, b_only);
-  r.dims = cat(batch_d, a_d, b_d);
-  STRATA_RETURN_IF_ERROR(CheckElements(node, r.dims));
-  STRATA_RETURN_IF_ERROR(CheckElements(node, cat(batch_d, a_d, k_d)));
-  STRATA_RETURN_IF_ERROR(CheckElements(node, cat(batch_d, k_d, b_d)));
-  const std::vector<C> pa = Arrange(a, cat(batch, a_only, contracted), cat(batch_d, a_d, k_d));
-  const std::vector<C> pb = Arrange(b, cat(batch, contracted, b_only), cat(batch_d, k_d, b_d));
+  r.labels = Cat(batch, a_only, b_only);
+  r.dims = Cat(batch_d, a_d, b_d);
+  STRATA_ASSIGN_OR_RETURN(r.data, Scratch<C>(ctx, r.dims));
   const int64_t nb = Shape(batch_d).NumElements(), m = Shape(a_d).NumElements();
   const int64_t k = Shape(k_d).NumElements(), n = Shape(b_d).NumElements();
-  r.data.assign(static_cast<size_t>(nb * m * n), C(0));
+  const C* pa = ta.data<C>();
+  const C* pb = tb.data<C>();
+  C* pr = r.p();
+  std::fill(pr, pr + nb * m * n, C(0));
   for (int64_t t = 0; t < nb; ++t) {
     for (int64_t i = 0; i < m; ++i) {
-      C* row = r.data.data() + (t * m + i) * n;
+      C* row = pr + (t * m + i) * n;
       for (int64_t p = 0; p < k; ++p) {
         const C av = pa[(t * m + i) * k + p];
-        const C* brow = pb.data() + (t * k + p) * n;
+        const C* brow = pb + (t * k + p) * n;
         for (int64_t j = 0; j < n; ++j) row[j] += av * brow[j];
       }
     }
@@ -236,22 +244,22 @@ StatusOr<Operand<C>> Contract(const Node& node, Operand<C> a, Operand<C> b, cons
 template <typename T>
 Status EinsumTyped(KernelContext& ctx, const EinsumLabels& labels, const std::vector<int64_t>& size) {
   using C = EinsumC<T>;
-  const Node& node = ctx.node();
   const int n = ctx.num_inputs();
-  STRATA_ASSIGN_OR_RETURN(Operand<C> acc, (LoadOperand<T, C>(node, ctx.input(0), labels.inputs[0])));
+  STRATA_ASSIGN_OR_RETURN(Operand<C> acc, (LoadOperand<T, C>(ctx, ctx.input(0), labels.inputs[0])));
   for (int k = 1; k < n; ++k) {
     std::vector<int> needed = labels.output;
     for (int j = k + 1; j < n; ++j) needed.insert(needed.end(), labels.inputs[j].begin(), labels.inputs[j].end());
-    STRATA_ASSIGN_OR_RETURN(Operand<C> next, (LoadOperand<T, C>(node, ctx.input(k), labels.inputs[k])));
-    STRATA_ASSIGN_OR_RETURN(acc, Contract(node, std::move(acc), std::move(next), needed));
+    STRATA_ASSIGN_OR_RETURN(Operand<C> next, (LoadOperand<T, C>(ctx, ctx.input(k), labels.inputs[k])));
+    STRATA_ASSIGN_OR_RETURN(acc, Contract(ctx, std::move(acc), std::move(next), needed));
   }
-  SumOut(&acc, [&](int l) { return Has(labels.output, l); });
+  STRATA_RETURN_IF_ERROR(SumOut(ctx, &acc, [&](int l) { return Has(labels.output, l); }));
   std::vector<int64_t> out_dims;
   for (int l : labels.output) out_dims.push_back(size[l]);
+  STRATA_ASSIGN_OR_RETURN(Tensor out, Arrange(ctx, acc, labels.output, out_dims));
   STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, ctx.input(0).dtype(), Shape(out_dims)));
-  const std::vector<C> out = Arrange(acc, labels.output, out_dims);
+  const C* po = out.data<C>();
   T* py = y->data<T>();
-  for (size_t i = 0; i < out.size(); ++i) py[i] = static_cast<T>(static_cast<ComputeType<T>>(out[i]));
+  for (int64_t i = 0; i < y->num_elements(); ++i) py[i] = static_cast<T>(static_cast<ComputeType<T>>(po[i]));
   return Status::OK();
 }
 
