@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/defs/reduce/reduce_util.h"
 #include "tests/ops/op_harness.h"
 
 namespace strata::testing {
@@ -81,6 +82,21 @@ TEST(ReduceSumTest, LongAxesKeepFloat32Precision) {
   RunOpCase({.label = "many short strided runs", .op_type = "ReduceSum", .attrs = {{"keepdims", AInt(0)}},
              .inputs = {F(std::vector<float>(n, 0.1f), {n / 4, 2, 2}), I64({0, 2}, {2})},
              .expected = {F({52428.80078125f, 52428.80078125f}, {2})}, .rtol = 2e-6});
+}
+
+// The entry point gradient ops use to undo broadcasting.
+TEST(ReduceSumTest, SumToShapeUndoesBroadcasting) {
+  const Tensor x = Seq({2, 3, 4, 5});
+  Tensor y = Tensor::Empty(DType::kFloat32, Shape{3, 1, 5});
+  ASSERT_TRUE(ops::SumToShape(x, &y).ok());
+  EXPECT_EQ(CompareTensors(y, F({-15, 15, -7, -3, 1, 0, -9, 8, -1, 3, 15, -7, -3, 1, -8}, {3, 1, 5}), 1e-6, 1e-6), "");
+  Tensor bias = Tensor::Empty(DType::kFloat32, Shape{5});
+  ASSERT_TRUE(ops::SumToShape(x, &bias).ok());
+  EXPECT_EQ(CompareTensors(bias, F({0, -1, -2, -3, -4}, {5}), 1e-6, 1e-6), "");
+  Tensor bad = Tensor::Empty(DType::kFloat32, Shape{3, 5});
+  Status s = ops::SumToShape(x, &bad);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("does not broadcast"), std::string::npos) << s.ToString();
 }
 
 TEST(ReduceSumTest, Errors) {

@@ -118,6 +118,42 @@ OpSchema ReduceSchema(const char* name, ComputeFn reference) {
   return s;
 }
 
+namespace {
+
+template <typename T>
+struct PlainSum {
+  using Acc = SumAcc<T>;
+  using Out = T;
+  Acc Init() const { return Acc(0); }
+  Acc Map(T v, int64_t) const { return static_cast<Acc>(ToCompute(v)); }
+  Acc Combine(Acc a, Acc b) const { return static_cast<Acc>(a + b); }
+  T Finalize(Acc a, int64_t, int64_t) const { return static_cast<T>(static_cast<ComputeType<T>>(a)); }
+};
+
+}  // namespace
+
+Status SumToShape(const Tensor& x, Tensor* y) {
+  const Shape& xs = x.shape();
+  const Shape& ys = y->shape();
+  const int offset = xs.rank() - ys.rank();
+  bool ok = offset >= 0 && x.dtype() == y->dtype();
+  std::vector<bool> reduced(xs.rank());
+  for (int i = 0; ok && i < xs.rank(); ++i) {
+    const int64_t yd = i < offset ? 1 : ys[i - offset];
+    ok = yd == xs[i] || yd == 1;
+    reduced[i] = yd != xs[i];
+  }
+  if (!ok)
+    return InvalidArgumentError("cannot sum ", x.TypeString(), " to ", y->TypeString(), ": ", ys.ToString(),
+                                " does not broadcast to ", xs.ToString());
+  const ReducePlan plan = MakeReducePlan(xs, reduced);
+  return DispatchNumeric(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ReduceWalk(plan, x.data<T>(), y->data<T>(), PlainSum<T>{});
+    return Status::OK();
+  });
+}
+
 ReducePlan MakeReducePlan(const Shape& in, const std::vector<bool>& reduced) {
   ReducePlan p;
   p.out_count = 1;

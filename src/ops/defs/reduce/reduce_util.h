@@ -291,6 +291,12 @@ Status RunReduce(KernelContext& ctx, MakeOp&& make_op) {
   });
 }
 
+// Sums x into y, whose shape `x` was broadcast from (numpy rules: y right-aligned to x, y's size-1 and missing
+// leading dimensions summed), with this family's accumulation (pairwise/blocked, 16-bit floats in float). The entry
+// point for gradient ops (bias gradients, broadcast-gradient reductions). y must be allocated with its shape and x's
+// dtype; InvalidArgument when y's shape is not a broadcast source of x's.
+Status SumToShape(const Tensor& x, Tensor* y);
+
 // ---- accumulator types and conversions ----
 
 // Sums and products: float for the 16-bit floats, the type itself for float/double, and the unsigned type of the
