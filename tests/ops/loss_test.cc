@@ -23,13 +23,16 @@ Tensor X4() {
 Tensor Target4() { return I64({0, 2, 1, 1, 2, 0, -1, 1}, {2, 2, 2}); }
 
 graph::AttributeMap Red(const char* r) { return {{"reduction", AString(r)}}; }
-graph::AttributeMap RedIgnore(const char* r, int64_t ii) { return {{"reduction", AString(r)}, {"ignore_index", AInt(ii)}}; }
+graph::AttributeMap RedIgnore(const char* r, int64_t ii) {
+  return {{"reduction", AString(r)}, {"ignore_index", AInt(ii)}};
+}
 
 TEST(NllLossTest, ReductionsWeightsIgnoreIndex) {
   const char* op = "NegativeLogLikelihoodLoss";
   RunOpCase({.label = "none", .op_type = op, .attrs = Red("none"), .inputs = {X(), Target()},
              .expected = {F({-0.5f, -1.5f, -0.5f}, {3})}});
-  RunOpCase({.label = "sum", .op_type = op, .attrs = Red("sum"), .inputs = {X(), Target()}, .expected = {F({-2.5f}, {})}});
+  RunOpCase({.label = "sum", .op_type = op, .attrs = Red("sum"), .inputs = {X(), Target()},
+             .expected = {F({-2.5f}, {})}});
   RunOpCase({.label = "mean (default)", .op_type = op, .inputs = {X(), Target()},
              .expected = {F({-0.8333333134651184f}, {})}});
   RunOpCase({.label = "weight none", .op_type = op, .attrs = Red("none"), .inputs = {X(), Target(), Weight()},

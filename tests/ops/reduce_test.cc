@@ -46,7 +46,8 @@ TEST(ReduceSumTest, AxesInputKeepdimsAndNoop) {
 }
 
 TEST(ReduceSumTest, GeneralAxesDtypesAndEdges) {
-  RunOpCase({.label = "axes 0,2 (outer + middle)", .op_type = "ReduceSum", .inputs = {Seq({2, 3, 4, 5}), I64({0, 2}, {2})},
+  RunOpCase({.label = "axes 0,2 (outer + middle)", .op_type = "ReduceSum",
+             .inputs = {Seq({2, 3, 4, 5}), I64({0, 2}, {2})},
              .expected = {F({-15, 15, -7, -3, 1, 0, -9, 8, -1, 3, 15, -7, -3, 1, -8}, {1, 3, 1, 5})},
              .constant_inputs = {1}});
   RunOpCase({.label = "axes 1,3 (strided)", .op_type = "ReduceSum", .attrs = {{"keepdims", AInt(0)}},
@@ -140,7 +141,8 @@ TEST(ReduceOpsTest, GeneralAxesAgainstNumpy) {
   RunOpCase({.label = "mean axis -1", .op_type = "ReduceMean", .attrs = {{"axes", AInts({-1})}, {"keepdims", AInt(0)}},
              .inputs = {Seq({2, 3, 4, 5})},
              .expected = {F({-2.4f, 1.4f, 0.0f, -1.4f, 2.4f, -1.6f, -0.4f, 0.8f, -0.6f, 0.6f, -0.8f, 0.4f,
-                             1.6f, -2.4f, 1.4f, 0.0f, -1.4f, 2.4f, -1.6f, -0.4f, 0.8f, -0.6f, 0.6f, -0.8f}, {2, 3, 4})}});
+                             1.6f, -2.4f, 1.4f, 0.0f, -1.4f, 2.4f, -1.6f, -0.4f, 0.8f, -0.6f, 0.6f, -0.8f},
+                            {2, 3, 4})}});
   RunOpCase({.label = "max axes 0,3", .op_type = "ReduceMax", .attrs = {{"axes", AInts({0, 3})}, {"keepdims", AInt(0)}},
              .inputs = {Seq({2, 3, 4, 5})}, .expected = {F({6, 5, 6, 6, 6, 6, 4, 6, 6, 5, 6, 6}, {3, 4})}});
   RunOpCase({.label = "min axes 1,2", .op_type = "ReduceMin", .attrs = {{"axes", AInts({1, 2})}},
@@ -151,7 +153,8 @@ TEST(ReduceOpsTest, GeneralAxesAgainstNumpy) {
                              10.29563045501709f, 8.426149368286133f, 9.539392471313477f, 8.66025447845459f,
                              8.66025447845459f, 9.539392471313477f, 8.426149368286133f, 10.29563045501709f,
                              8.124038696289062f, 10.344079971313477f, 7.745966911315918f, 10.344079971313477f,
-                             8.124038696289062f, 10.29563045501709f, 8.426149368286133f, 9.539392471313477f}, {4, 5})}});
+                             8.124038696289062f, 10.29563045501709f, 8.426149368286133f, 9.539392471313477f},
+                            {4, 5})}});
   RunOpCase({.label = "sum square all", .op_type = "ReduceSumSquare", .inputs = {Seq({2, 3, 4, 5})},
              .expected = {F({1700}, {1, 1, 1, 1})}});
   RunOpCase({.label = "prod axis 1", .op_type = "ReduceProd", .attrs = {{"axes", AInts({1})}, {"keepdims", AInt(0)}},
@@ -216,7 +219,8 @@ TEST(ArgMaxMinTest, AxesKeepdimsAndTies) {
              .attrs = {{"axis", AInt(1)}, {"select_last_index", AInt(1)}}, .inputs = {ties},
              .expected = {I64({1, 1}, {2, 1})}});
   RunOpCase({.label = "middle axis of 3-D", .op_type = "ArgMin", .attrs = {{"axis", AInt(1)}, {"keepdims", AInt(0)}},
-             .inputs = {F({3, 1, 2, 1, 5, 0, 2, 2, 9, 7, 0, 1}, {2, 2, 3})}, .expected = {I64({1, 0, 1, 0, 1, 1}, {2, 3})}});
+             .inputs = {F({3, 1, 2, 1, 5, 0, 2, 2, 9, 7, 0, 1}, {2, 2, 3})},
+             .expected = {I64({1, 0, 1, 0, 1, 1}, {2, 3})}});
   RunOpCase({.label = "NaN wins", .op_type = "ArgMax", .attrs = {{"axis", AInt(1)}},
              .inputs = {F({1, kNan, 5, kNan, 0, 9}, {2, 3})}, .expected = {I64({1, 0}, {2, 1})}});
   RunOpCase({.label = "int32", .op_type = "ArgMax", .inputs = {I32({1, 9, 4}, {3})}, .expected = {I64({1}, {1})}});
@@ -226,6 +230,9 @@ TEST(ArgMaxMinTest, AxesKeepdimsAndTies) {
              .expect_error = StatusCode::kInvalidArgument, .error_substr = "empty axis"});
   RunOpCase({.label = "axis out of range", .op_type = "ArgMin", .attrs = {{"axis", AInt(2)}}, .inputs = {x},
              .expect_error = StatusCode::kInvalidArgument, .error_substr = "out of range"});
+  RunOpCase({.label = "select_last_index before opset 12", .op_type = "ArgMax", .opset = 11,
+             .attrs = {{"select_last_index", AInt(1)}}, .inputs = {x}, .expect_error = StatusCode::kInvalidArgument,
+             .error_substr = "needs opset 12"});
   RunOpCase({.label = "scalar", .op_type = "ArgMax", .inputs = {F({1}, {})},
              .expect_error = StatusCode::kInvalidArgument, .error_substr = "rank >= 1"});
 }
@@ -256,13 +263,18 @@ TEST(TopKTest, LargestSmallestTiesAndOpsets) {
              .expect_error = StatusCode::kInvalidArgument, .error_substr = "exceeds the axis length"});
   RunOpCase({.label = "negative k", .op_type = "TopK", .inputs = {x, I64({-1}, {1})}, .num_outputs = 2,
              .expect_error = StatusCode::kInvalidArgument, .error_substr = "k must be >= 0"});
+  RunOpCase({.label = "opset 10 without K", .op_type = "TopK", .opset = 10, .attrs = {{"k", AInt(1)}}, .inputs = {x},
+             .num_outputs = 2, .expect_error = StatusCode::kInvalidArgument, .error_substr = "input K is missing"});
+  RunOpCase({.label = "opset 1 without k", .op_type = "TopK", .opset = 1, .inputs = {x}, .num_outputs = 2,
+             .expect_error = StatusCode::kInvalidArgument, .error_substr = "'k'"});
   RunOpCase({.label = "K with two elements", .op_type = "TopK", .inputs = {x, I64({1, 2}, {2})}, .num_outputs = 2,
              .expect_error = StatusCode::kInvalidArgument, .error_substr = "one element"});
 }
 
 TEST(CumSumTest, ExclusiveReverseAxes) {
   const Tensor v = F({1, 2, 3, 4, 5}, {5});
-  RunOpCase({.label = "1-D", .op_type = "CumSum", .inputs = {v, I32({0}, {})}, .expected = {F({1, 3, 6, 10, 15}, {5})}});
+  RunOpCase({.label = "1-D", .op_type = "CumSum", .inputs = {v, I32({0}, {})},
+             .expected = {F({1, 3, 6, 10, 15}, {5})}});
   RunOpCase({.label = "exclusive", .op_type = "CumSum", .attrs = {{"exclusive", AInt(1)}}, .inputs = {v, I64({0}, {})},
              .expected = {F({0, 1, 3, 6, 10}, {5})}});
   RunOpCase({.label = "reverse", .op_type = "CumSum", .attrs = {{"reverse", AInt(1)}}, .inputs = {v, I64({0}, {})},
@@ -275,7 +287,8 @@ TEST(CumSumTest, ExclusiveReverseAxes) {
              .expected = {F({1, 2, 3, 5, 7, 9}, {2, 3})}});
   RunOpCase({.label = "2-D axis -1", .op_type = "CumSum", .inputs = {m, I64({-1}, {})},
              .expected = {F({1, 3, 6, 4, 9, 15}, {2, 3})}});
-  RunOpCase({.label = "int32 middle axis", .op_type = "CumSum", .inputs = {I32({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}), I32({1}, {})},
+  RunOpCase({.label = "int32 middle axis", .op_type = "CumSum",
+             .inputs = {I32({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}), I32({1}, {})},
              .expected = {I32({1, 2, 4, 6, 5, 6, 12, 14}, {2, 2, 2})}});
   RunOpCase({.label = "float16", .op_type = "CumSum", .inputs = {Cast(v, DType::kFloat16), I64({0}, {})},
              .expected = {Cast(F({1, 3, 6, 10, 15}, {5}), DType::kFloat16)}});
@@ -289,12 +302,14 @@ TEST(CumSumTest, ExclusiveReverseAxes) {
 
 TEST(EinsumTest, ContractionsAgainstNumpy) {
   auto E = [](std::string eq) { return graph::AttributeMap{{"equation", AString(std::move(eq))}}; };
-  RunOpCase({.label = "implicit matmul", .op_type = "Einsum", .attrs = E("ij,jk"), .inputs = {Seq({2, 3}), Seq({3, 4}, 0.5f)},
+  RunOpCase({.label = "implicit matmul", .op_type = "Einsum", .attrs = E("ij,jk"),
+             .inputs = {Seq({2, 3}), Seq({3, 4}, 0.5f)},
              .expected = {F({21, -14, 16, -19, -1, 2.5f, -0.5f, 3}, {2, 4})}});
   RunOpCase({.label = "batch matmul", .op_type = "Einsum", .attrs = E("bij, bjk -> bik"),
              .inputs = {Seq({2, 2, 3}), Seq({2, 3, 2}, 0.25f)},
              .expected = {F({12.75f, -4.75f, -1, 0.75f, 0.75f, -1, -4.75f, 12.75f}, {2, 2, 2})}});
-  RunOpCase({.label = "trace", .op_type = "Einsum", .attrs = E("ii"), .inputs = {Seq({3, 3})}, .expected = {F({-12}, {})}});
+  RunOpCase({.label = "trace", .op_type = "Einsum", .attrs = E("ii"), .inputs = {Seq({3, 3})},
+             .expected = {F({-12}, {})}});
   RunOpCase({.label = "diagonal", .op_type = "Einsum", .attrs = E("ii->i"), .inputs = {Seq({3, 3})},
              .expected = {F({-6, -4, -2}, {3})}});
   RunOpCase({.label = "batch diagonal", .op_type = "Einsum", .attrs = E("...ii->...i"), .inputs = {Seq({2, 3, 3})},
@@ -323,7 +338,8 @@ TEST(EinsumTest, ContractionsAgainstNumpy) {
   RunOpCase({.label = "sum and transpose", .op_type = "Einsum", .attrs = E("ijk->kj"), .inputs = {Seq({2, 3, 4})},
              .expected = {F({-6, -2, 2, -5, -1, 3, -4, 0, 4, -3, 1, 5}, {4, 3})}});
   RunOpCase({.label = "int32", .op_type = "Einsum", .attrs = E("ij,jk"),
-             .inputs = {I32({1, 2, 3, 4}, {2, 2}), I32({5, 6, 7, 8}, {2, 2})}, .expected = {I32({19, 22, 43, 50}, {2, 2})}});
+             .inputs = {I32({1, 2, 3, 4}, {2, 2}), I32({5, 6, 7, 8}, {2, 2})},
+             .expected = {I32({19, 22, 43, 50}, {2, 2})}});
   RunOpCase({.label = "zero-size contraction", .op_type = "Einsum", .attrs = E("ij,jk->ik"),
              .inputs = {F({}, {2, 0}), F({}, {0, 3})}, .expected = {F({0, 0, 0, 0, 0, 0}, {2, 3})}});
   RunOpCase({.label = "float16", .op_type = "Einsum", .attrs = E("i,i->"),
@@ -360,7 +376,8 @@ TEST(DetTest, LuWithPivoting) {
   RunOpCase({.label = "3x3 numpy", .op_type = "Det", .inputs = {F({4, 1, -5, 2, 6, 3, -3, 4, 8}, {3, 3})},
              .expected = {F({-11}, {})}, .rtol = 1e-5, .atol = 1e-5});
   RunOpCase({.label = "batched [2,2,2,2]", .op_type = "Det",
-             .inputs = {F({-2, 0.5f, -2.5f, 2, -1, 1.5f, -1.5f, 3, 0, 2.5f, -0.5f, 4, 1, -3, 0.5f, -1.5f}, {2, 2, 2, 2})},
+             .inputs = {F({-2, 0.5f, -2.5f, 2, -1, 1.5f, -1.5f, 3, 0, 2.5f, -0.5f, 4, 1, -3, 0.5f, -1.5f},
+                          {2, 2, 2, 2})},
              .expected = {F({-2.75f, -0.75f, 1.25f, 0}, {2, 2})}});
   RunOpCase({.label = "singular", .op_type = "Det", .inputs = {D({1, 2, 2, 4}, {2, 2})}, .expected = {D({0}, {})}});
   RunOpCase({.label = "empty batch", .op_type = "Det", .inputs = {F({}, {0, 3, 3})}, .expected = {F({}, {0})}});

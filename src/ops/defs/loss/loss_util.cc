@@ -34,8 +34,7 @@ Status InferLoss(InferContext& ctx) {
   const DType tt = ctx.input_dtype(1);
   if (tt != DType::kUndefined && tt != DType::kInt32 && tt != DType::kInt64)
     return ctx.Error("the target must be int32 or int64, got ", DTypeName(tt));
-  if (ctx.has_input(2) && ctx.input_dtype(2) != DType::kUndefined && t != DType::kUndefined &&
-      ctx.input_dtype(2) != t)
+  if (ctx.has_input(2) && ctx.input_dtype(2) != DType::kUndefined && t != DType::kUndefined && ctx.input_dtype(2) != t)
     return ctx.Error("the weight must have the input's element type ", DTypeName(t), ", got ",
                      DTypeName(ctx.input_dtype(2)));
   const PartialShape& in = ctx.input_shape(0);

@@ -18,9 +18,11 @@ void LogSoftmaxAxis1(const T* x, double* logp, const LossDims& dims) {
     std::fill(mx.begin(), mx.end(), -std::numeric_limits<double>::infinity());
     std::fill(sum.begin(), sum.end(), 0.0);
     for (int64_t c = 0; c < c_count; ++c)
-      for (int64_t d = 0; d < d_count; ++d) mx[d] = std::max(mx[d], static_cast<double>(ToCompute(xs[c * d_count + d])));
+      for (int64_t d = 0; d < d_count; ++d)
+        mx[d] = std::max(mx[d], static_cast<double>(ToCompute(xs[c * d_count + d])));
     for (int64_t c = 0; c < c_count; ++c)
-      for (int64_t d = 0; d < d_count; ++d) sum[d] += std::exp(static_cast<double>(ToCompute(xs[c * d_count + d])) - mx[d]);
+      for (int64_t d = 0; d < d_count; ++d)
+        sum[d] += std::exp(static_cast<double>(ToCompute(xs[c * d_count + d])) - mx[d]);
     for (int64_t d = 0; d < d_count; ++d) sum[d] = mx[d] + std::log(sum[d]);
     for (int64_t c = 0; c < c_count; ++c)
       for (int64_t d = 0; d < d_count; ++d)

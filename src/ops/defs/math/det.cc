@@ -1,8 +1,8 @@
 // Det (opset 11): the determinant of each square matrix in the last two dimensions ([*, M, M] -> [*]), by LU
 // decomposition with partial pivoting in double precision. A 0x0 matrix has determinant 1; a singular one gives 0.
-#include "ops/op_util.h"
-
 #include <cmath>
+
+#include "ops/op_util.h"
 
 namespace strata::ops {
 namespace {

@@ -290,9 +290,8 @@ Status EinsumCompute(KernelContext& ctx) {
       }
     }
   }
-  return DispatchNumeric(ctx.input(0).dtype(), [&](auto tag) {
-    return EinsumTyped<typename decltype(tag)::type>(ctx, labels, size);
-  });
+  return DispatchNumeric(ctx.input(0).dtype(),
+                         [&](auto tag) { return EinsumTyped<typename decltype(tag)::type>(ctx, labels, size); });
 }
 
 }  // namespace

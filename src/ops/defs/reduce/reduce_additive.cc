@@ -19,9 +19,8 @@ template <typename T, AddKind K>
 struct AdditiveOp {
   static constexpr bool kInt = std::is_integral_v<T>;
   // Integer Mean sums in 64 bits (wrapping); integer L2/LogSum in double.
-  using Acc = std::conditional_t<
-      kInt && (K == AddKind::kL2 || K == AddKind::kLogSum), double,
-      std::conditional_t<kInt && K == AddKind::kMean, uint64_t, SumAcc<T>>>;
+  using Acc = std::conditional_t<kInt && (K == AddKind::kL2 || K == AddKind::kLogSum), double,
+                                 std::conditional_t<kInt && K == AddKind::kMean, uint64_t, SumAcc<T>>>;
   using Out = T;
 
   Acc Init() const { return Acc(0); }

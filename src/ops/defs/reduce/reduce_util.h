@@ -49,8 +49,8 @@ OpSchema ReduceSchema(const char* name, ComputeFn reference);
 // ---- the loop ----
 
 struct ReducePlan {
-  int64_t out_count = 0;     // output elements
-  int64_t reduce_count = 0;  // input elements per output element
+  int64_t out_count = 0;       // output elements
+  int64_t reduce_count = 0;    // input elements per output element
   bool inner_reduced = false;  // pattern A (true) or B (false)
   int64_t inner = 1;           // length of the innermost (contiguous) run
   // Outer kept runs (pattern B: without the innermost) and outer reduced runs (pattern A: without the innermost),
@@ -84,7 +84,7 @@ class StridedCounter {
   int64_t offset_ = 0;
 };
 
-inline constexpr int64_t kBlockRows = 64;      // pattern B: rows accumulated before folding into the totals
+inline constexpr int64_t kBlockRows = 64;       // pattern B: rows accumulated before folding into the totals
 inline constexpr int64_t kPairwiseLeaf = 1024;  // pattern A: elements summed directly in lanes (32 per lane)
 inline constexpr int kLanes = 32;               // pattern A: interleaved accumulators
 
