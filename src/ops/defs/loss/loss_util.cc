@@ -21,13 +21,13 @@ StatusOr<LossAttrs> ParseLossAttrs(const Node& node) {
 
 namespace {
 
-// Unifies two dims that must be equal (either may be unknown); InvalidArgument when both are known and differ.
+// Whether two dims that must be equal can be (either may be unknown).
 bool SameDim(const Dim& a, const Dim& b) { return !a.known() || !b.known() || a.value == b.value; }
 
 }  // namespace
 
 Status InferLoss(InferContext& ctx) {
-  STRATA_RETURN_IF_ERROR(ParseLossAttrs(ctx.node()).status());
+  STRATA_ASSIGN_OR_RETURN(LossAttrs attrs, ParseLossAttrs(ctx.node()));
   const DType t = ctx.input_dtype(0);
   if (t != DType::kUndefined && !IsFloatingPoint(t))
     return ctx.Error("input 0 must be a float tensor, got ", DTypeName(t));
@@ -61,8 +61,7 @@ Status InferLoss(InferContext& ctx) {
     if (w.rank_known && in.rank_known && !SameDim(w.dims[0], in.dims[1]))
       return ctx.Error("the weight shape ", w.ToString(), " does not match C of input shape ", in.ToString());
   }
-  STRATA_ASSIGN_OR_RETURN(LossAttrs a, ParseLossAttrs(ctx.node()));
-  ctx.SetOutput(0, t, a.reduction == LossReduction::kNone ? loss_shape : PartialShape::Of(std::vector<Dim>{}));
+  ctx.SetOutput(0, t, attrs.reduction == LossReduction::kNone ? loss_shape : PartialShape::Of(std::vector<Dim>{}));
   if (ctx.num_outputs() > 1) ctx.SetOutput(1, t, in);
   return Status::OK();
 }
