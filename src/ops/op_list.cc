@@ -89,8 +89,13 @@ static void RegisterLogicFamily(OpRegistry* r) {
 }
 
 // ---- loss (defs/loss) ----
+void RegisterNegativeLogLikelihoodLoss(OpRegistry* r);
+void RegisterSoftmaxCrossEntropyLoss(OpRegistry* r);
 
-static void RegisterLossFamily(OpRegistry* r) { (void)r; }
+static void RegisterLossFamily(OpRegistry* r) {
+  RegisterNegativeLogLikelihoodLoss(r);
+  RegisterSoftmaxCrossEntropyLoss(r);
+}
 
 // ---- math (defs/math) ----
 void RegisterAbs(OpRegistry* r);
@@ -108,7 +113,10 @@ void RegisterCeil(OpRegistry* r);
 void RegisterClip(OpRegistry* r);
 void RegisterCos(OpRegistry* r);
 void RegisterCosh(OpRegistry* r);
+void RegisterCumSum(OpRegistry* r);
+void RegisterDet(OpRegistry* r);
 void RegisterDiv(OpRegistry* r);
+void RegisterEinsum(OpRegistry* r);
 void RegisterErf(OpRegistry* r);
 void RegisterExp(OpRegistry* r);
 void RegisterFloor(OpRegistry* r);
@@ -150,7 +158,10 @@ static void RegisterMathFamily(OpRegistry* r) {
   RegisterClip(r);
   RegisterCos(r);
   RegisterCosh(r);
+  RegisterCumSum(r);
+  RegisterDet(r);
   RegisterDiv(r);
+  RegisterEinsum(r);
   RegisterErf(r);
   RegisterExp(r);
   RegisterFloor(r);
@@ -219,8 +230,35 @@ static void RegisterNnFamily(OpRegistry* r) {
 }
 
 // ---- reduce (defs/reduce) ----
+void RegisterArgMax(OpRegistry* r);
+void RegisterArgMin(OpRegistry* r);
+void RegisterReduceL1(OpRegistry* r);
+void RegisterReduceL2(OpRegistry* r);
+void RegisterReduceLogSum(OpRegistry* r);
+void RegisterReduceLogSumExp(OpRegistry* r);
+void RegisterReduceMax(OpRegistry* r);
+void RegisterReduceMean(OpRegistry* r);
+void RegisterReduceMin(OpRegistry* r);
+void RegisterReduceProd(OpRegistry* r);
+void RegisterReduceSum(OpRegistry* r);
+void RegisterReduceSumSquare(OpRegistry* r);
+void RegisterTopK(OpRegistry* r);
 
-static void RegisterReduceFamily(OpRegistry* r) { (void)r; }
+static void RegisterReduceFamily(OpRegistry* r) {
+  RegisterArgMax(r);
+  RegisterArgMin(r);
+  RegisterReduceL1(r);
+  RegisterReduceL2(r);
+  RegisterReduceLogSum(r);
+  RegisterReduceLogSumExp(r);
+  RegisterReduceMax(r);
+  RegisterReduceMean(r);
+  RegisterReduceMin(r);
+  RegisterReduceProd(r);
+  RegisterReduceSum(r);
+  RegisterReduceSumSquare(r);
+  RegisterTopK(r);
+}
 
 // ---- tensor: shape and indexing (defs/tensor) ----
 void RegisterIdentity(OpRegistry* r);
