@@ -42,10 +42,28 @@ static void RegisterActivationFamily(OpRegistry* r) {
 }
 
 // ---- generator (defs/generator) ----
+void RegisterBernoulli(OpRegistry* r);
 void RegisterConstant(OpRegistry* r);
+void RegisterConstantOfShape(OpRegistry* r);
+void RegisterDropout(OpRegistry* r);
+void RegisterMultinomial(OpRegistry* r);
+void RegisterRandomNormal(OpRegistry* r);
+void RegisterRandomNormalLike(OpRegistry* r);
+void RegisterRandomUniform(OpRegistry* r);
+void RegisterRandomUniformLike(OpRegistry* r);
+void RegisterRange(OpRegistry* r);
 
 static void RegisterGeneratorFamily(OpRegistry* r) {
+  RegisterBernoulli(r);
   RegisterConstant(r);
+  RegisterConstantOfShape(r);
+  RegisterDropout(r);
+  RegisterMultinomial(r);
+  RegisterRandomNormal(r);
+  RegisterRandomNormalLike(r);
+  RegisterRandomUniform(r);
+  RegisterRandomUniformLike(r);
+  RegisterRange(r);
 }
 
 // ---- grad: strata-domain gradient helpers (defs/grad) ----
@@ -261,16 +279,70 @@ static void RegisterReduceFamily(OpRegistry* r) {
 }
 
 // ---- tensor: shape and indexing (defs/tensor) ----
+void RegisterCompress(OpRegistry* r);
+void RegisterConcat(OpRegistry* r);
+void RegisterDepthToSpace(OpRegistry* r);
+void RegisterExpand(OpRegistry* r);
+void RegisterEyeLike(OpRegistry* r);
+void RegisterFlatten(OpRegistry* r);
+void RegisterGather(OpRegistry* r);
+void RegisterGatherElements(OpRegistry* r);
+void RegisterGatherND(OpRegistry* r);
 void RegisterIdentity(OpRegistry* r);
+void RegisterNonZero(OpRegistry* r);
+void RegisterOneHot(OpRegistry* r);
+void RegisterPad(OpRegistry* r);
 void RegisterReshape(OpRegistry* r);
+void RegisterResize(OpRegistry* r);
+void RegisterReverseSequence(OpRegistry* r);
+void RegisterScatter(OpRegistry* r);
+void RegisterScatterElements(OpRegistry* r);
+void RegisterScatterND(OpRegistry* r);
 void RegisterShape(OpRegistry* r);
 void RegisterSize(OpRegistry* r);
+void RegisterSlice(OpRegistry* r);
+void RegisterSpaceToDepth(OpRegistry* r);
+void RegisterSplit(OpRegistry* r);
+void RegisterSqueeze(OpRegistry* r);
+void RegisterTile(OpRegistry* r);
+void RegisterTranspose(OpRegistry* r);
+void RegisterTrilu(OpRegistry* r);
+void RegisterUnique(OpRegistry* r);
+void RegisterUnsqueeze(OpRegistry* r);
+void RegisterUpsample(OpRegistry* r);
 
 static void RegisterTensorFamily(OpRegistry* r) {
+  RegisterCompress(r);
+  RegisterConcat(r);
+  RegisterDepthToSpace(r);
+  RegisterExpand(r);
+  RegisterEyeLike(r);
+  RegisterFlatten(r);
+  RegisterGather(r);
+  RegisterGatherElements(r);
+  RegisterGatherND(r);
   RegisterIdentity(r);
+  RegisterNonZero(r);
+  RegisterOneHot(r);
+  RegisterPad(r);
   RegisterReshape(r);
+  RegisterResize(r);
+  RegisterReverseSequence(r);
+  RegisterScatter(r);
+  RegisterScatterElements(r);
+  RegisterScatterND(r);
   RegisterShape(r);
   RegisterSize(r);
+  RegisterSlice(r);
+  RegisterSpaceToDepth(r);
+  RegisterSplit(r);
+  RegisterSqueeze(r);
+  RegisterTile(r);
+  RegisterTranspose(r);
+  RegisterTrilu(r);
+  RegisterUnique(r);
+  RegisterUnsqueeze(r);
+  RegisterUpsample(r);
 }
 
 // ---- control flow (defs/control) ----
