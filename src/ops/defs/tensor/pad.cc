@@ -29,6 +29,7 @@ StatusOr<std::vector<int64_t>> FullPads(const Node& node, int rank, const std::v
     return InvalidArgumentError(node.Describe(), ": pads ", pads, " has ", pads.size(), " values, expected ", 2 * n,
                                 " (begin and end for ", n, " axes)");
   if (axes.empty()) return pads;
+  if (rank == 0) return InvalidArgumentError(node.Describe(), ": a scalar has no axes ", axes, " to pad");
   STRATA_ASSIGN_OR_RETURN(std::vector<int> norm, NormalizeAxes(axes, rank, node));
   std::vector<int64_t> full(2 * rank, 0);
   for (size_t i = 0; i < n; ++i) {

@@ -33,6 +33,7 @@ StatusOr<ResizeSpec> BuildResizeSpec(const Node& node, int opset, const std::vec
   STRATA_ASSIGN_OR_RETURN(ResizeSpec spec, ParseResizeAttrs(node, opset));
   const int rank = static_cast<int>(in.size());
   std::vector<int> axes;
+  if (node.HasAttr("axes") && rank == 0) return InvalidArgumentError(node.Describe(), ": a scalar has no axes to resize");
   if (node.HasAttr("axes")) {
     STRATA_ASSIGN_OR_RETURN(axes, NormalizeAxes(node.GetInts("axes"), rank, node));
   }

@@ -47,6 +47,7 @@ Status CompleteArgs(const Node& node, int rank, SliceArgs* a) {
     return InvalidArgumentError(node.Describe(), ": starts ", a->starts, " and ends ", a->ends,
                                 " must have the same length");
   const size_t n = a->starts.size();
+  if (rank == 0 && n > 0) return InvalidArgumentError(node.Describe(), ": cannot slice a scalar");
   if (a->axes.empty() && n > 0)
     for (size_t i = 0; i < n; ++i) a->axes.push_back(static_cast<int64_t>(i));
   if (a->steps.empty()) a->steps.assign(n, 1);
