@@ -24,15 +24,15 @@ Status ConstantOfShapeInfer(InferContext& ctx) {
     ctx.SetOutput(0, value.dtype(), PartialShape::Of(shape));
   } else {
     const bool n_known = ss.rank_known && ss.dims[0].known();
-    ctx.SetOutput(0, value.dtype(), n_known ? UnknownShape(static_cast<int>(ss.dims[0].value)) : PartialShape::Unknown());
+    ctx.SetOutput(0, value.dtype(),
+                  n_known ? UnknownShape(static_cast<int>(ss.dims[0].value)) : PartialShape::Unknown());
   }
   return Status::OK();
 }
 
 Status ConstantOfShapeCompute(KernelContext& ctx) {
   STRATA_ASSIGN_OR_RETURN(Tensor value, FillValue(ctx.node()));
-  if (ctx.input(0).rank() != 1)
-    return ctx.Error("the shape input must be 1-D, got ", ctx.input(0).shape().ToString());
+  if (ctx.input(0).rank() != 1) return ctx.Error("the shape input must be 1-D, got ", ctx.input(0).shape().ToString());
   STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadInts(ctx.input(0), "ConstantOfShape shape"));
   STRATA_ASSIGN_OR_RETURN(Shape shape, ShapeFromDims(dims, ctx.node(), "shape"));
   STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, value.dtype(), shape));

@@ -11,7 +11,8 @@ namespace {
 
 Status DropoutInfer(InferContext& ctx) {
   const DType t = ctx.input_dtype(0);
-  if (t != DType::kUndefined && !IsFloatingPoint(t)) return ctx.Error("the input must be a float type, got ", DTypeName(t));
+  if (t != DType::kUndefined && !IsFloatingPoint(t))
+    return ctx.Error("the input must be a float type, got ", DTypeName(t));
   if (ctx.has_input(2) && ctx.input_dtype(2) != DType::kUndefined && ctx.input_dtype(2) != DType::kBool)
     return ctx.Error("training_mode must be bool, got ", DTypeName(ctx.input_dtype(2)));
   ctx.SetOutput(0, t, ctx.input_shape(0));

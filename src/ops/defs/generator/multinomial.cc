@@ -58,8 +58,10 @@ Status MultinomialCompute(KernelContext& ctx) {
     for (int64_t s = 0; s < n; ++s) {
       const double u = rng.Uniform() * total;
       const int64_t c = std::min<int64_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin(), classes - 1);
-      if (dtype == DType::kInt32) y->data<int32_t>()[b * n + s] = static_cast<int32_t>(c);
-      else y->data<int64_t>()[b * n + s] = c;
+      if (dtype == DType::kInt32)
+        y->data<int32_t>()[b * n + s] = static_cast<int32_t>(c);
+      else
+        y->data<int64_t>()[b * n + s] = c;
     }
   }
   return Status::OK();

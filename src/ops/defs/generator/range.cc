@@ -10,8 +10,7 @@ namespace strata::ops {
 namespace {
 
 bool RangeType(DType t) {
-  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kInt16 || t == DType::kInt32 ||
-         t == DType::kInt64;
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64;
 }
 
 // The element count, computed exactly for integers and in double for floats.
@@ -60,8 +59,8 @@ Status RangeInfer(InferContext& ctx) {
     STRATA_RETURN_IF_ERROR(DispatchNumeric(t, [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_integral_v<T>) {
-        STRATA_ASSIGN_OR_RETURN(int64_t n, RangeCount<T>(ctx.node(), in[0]->data<T>()[0], in[1]->data<T>()[0],
-                                                         in[2]->data<T>()[0]));
+        STRATA_ASSIGN_OR_RETURN(
+            int64_t n, RangeCount<T>(ctx.node(), in[0]->data<T>()[0], in[1]->data<T>()[0], in[2]->data<T>()[0]));
         count = Dim(n);
       }
       return Status::OK();

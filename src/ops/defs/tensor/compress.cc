@@ -45,8 +45,7 @@ Status CompressCompute(KernelContext& ctx) {
   const bool* c = cond.data<bool>();
   for (int64_t i = 0; i < cond.dim(0); ++i) {
     if (!c[i]) continue;
-    if (i >= dim)
-      return ctx.Error("condition has a true entry at ", i, " but the axis has only ", dim, " elements");
+    if (i >= dim) return ctx.Error("condition has a true entry at ", i, " but the axis has only ", dim, " elements");
     keep.push_back(i);
   }
   Shape out = shape;

@@ -34,8 +34,10 @@ Status ConcatInfer(InferContext& ctx) {
     }
     for (int d = 0; d < rank; ++d) {
       if (d == axis) {
-        if (s.dims[d].known()) total += s.dims[d].value;
-        else total_known = false;
+        if (s.dims[d].known())
+          total += s.dims[d].value;
+        else
+          total_known = false;
         continue;
       }
       if (!out[d].known() && out[d].symbol.empty()) {

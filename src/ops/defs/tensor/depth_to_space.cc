@@ -33,8 +33,8 @@ Status DepthToSpaceInfer(InferContext& ctx) {
     return ctx.Error("channels ", c.value, " are not divisible by blocksize^2 = ", b * b);
   auto scaled = [b](const Dim& d) { return d.known() ? Dim(d.value * b) : Dim(); };
   ctx.SetOutput(0, ctx.input_dtype(0),
-                PartialShape::Of({in.dims[0], c.known() ? Dim(c.value / (b * b)) : Dim(), scaled(in.dims[2]),
-                                  scaled(in.dims[3])}));
+                PartialShape::Of(
+                    {in.dims[0], c.known() ? Dim(c.value / (b * b)) : Dim(), scaled(in.dims[2]), scaled(in.dims[3])}));
   return Status::OK();
 }
 

@@ -12,7 +12,8 @@ Status GatherElementsInfer(InferContext& ctx) {
   const PartialShape& idx = ctx.input_shape(1);
   if (data.rank_known && idx.rank_known && data.rank() != idx.rank())
     return ctx.Error("indices ", idx.ToString(), " must have the rank of data ", data.ToString());
-  if (data.rank_known) STRATA_RETURN_IF_ERROR(NormalizeAxis(ctx.node().GetInt("axis", 0), data.rank(), ctx.node()).status());
+  if (data.rank_known)
+    STRATA_RETURN_IF_ERROR(NormalizeAxis(ctx.node().GetInt("axis", 0), data.rank(), ctx.node()).status());
   ctx.SetOutput(0, ctx.input_dtype(0), idx);
   return Status::OK();
 }

@@ -62,7 +62,7 @@ Status OneHotCompute(KernelContext& ctx) {
     const T* p = indices.data<T>();
     for (size_t i = 0; i < idx.size(); ++i) {
       const double v = std::trunc(static_cast<double>(ToCompute(p[i])));
-      idx[i] = v < 0 && v >= -static_cast<double>(depth) ? static_cast<int64_t>(v) + depth
+      idx[i] = v < 0 && v >= -static_cast<double>(depth)  ? static_cast<int64_t>(v) + depth
                : v >= 0 && v < static_cast<double>(depth) ? static_cast<int64_t>(v)
                                                           : -1;
     }

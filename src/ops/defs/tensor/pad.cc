@@ -79,7 +79,8 @@ Status PadInfer(InferContext& ctx) {
     ctx.SetOutput(0, ctx.input_dtype(0), UnknownShape(in.rank()));
     return Status::OK();
   }
-  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> full, FullPads(ctx.node(), in.rank(), *pads, axes.value_or(std::vector<int64_t>())));
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> full,
+                          FullPads(ctx.node(), in.rank(), *pads, axes.value_or(std::vector<int64_t>())));
   std::vector<int64_t> dims;
   for (const Dim& d : in.dims) dims.push_back(d.known() ? d.value : -1);
   STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> out, PaddedDims(ctx.node(), dims, full));

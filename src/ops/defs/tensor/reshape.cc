@@ -13,8 +13,7 @@ StatusOr<std::vector<int64_t>> ResolveReshape(const Node& node, const std::vecto
   bool has_zero = false;
   for (size_t i = 0; i < req.size(); ++i) {
     if (req[i] == -1) {
-      if (infer_at >= 0)
-        return InvalidArgumentError(node.Describe(), ": the shape ", req, " has more than one -1");
+      if (infer_at >= 0) return InvalidArgumentError(node.Describe(), ": the shape ", req, " has more than one -1");
       infer_at = static_cast<int>(i);
       out[i] = -1;
     } else if (req[i] == 0 && !allowzero) {

@@ -5,10 +5,10 @@
 // cubic_coeff_a, exclude_outside and extrapolation_value apply. With scales the output size is floor(in * scale);
 // like ONNX's reference implementation (and unlike one sentence of the spec) roi does not change it. The opset 18
 // `axes` attribute is accepted; antialias and keep_aspect_ratio_policy other than stretch are not supported.
+#include "ops/defs/tensor/resize.h"
+
 #include <algorithm>
 #include <cmath>
-
-#include "ops/defs/tensor/resize.h"
 
 namespace strata::ops {
 namespace {
@@ -33,7 +33,8 @@ StatusOr<ResizeSpec> BuildResizeSpec(const Node& node, int opset, const std::vec
   STRATA_ASSIGN_OR_RETURN(ResizeSpec spec, ParseResizeAttrs(node, opset));
   const int rank = static_cast<int>(in.size());
   std::vector<int> axes;
-  if (node.HasAttr("axes") && rank == 0) return InvalidArgumentError(node.Describe(), ": a scalar has no axes to resize");
+  if (node.HasAttr("axes") && rank == 0)
+    return InvalidArgumentError(node.Describe(), ": a scalar has no axes to resize");
   if (node.HasAttr("axes")) {
     STRATA_ASSIGN_OR_RETURN(axes, NormalizeAxes(node.GetInts("axes"), rank, node));
   }
@@ -45,7 +46,8 @@ StatusOr<ResizeSpec> BuildResizeSpec(const Node& node, int opset, const std::vec
   if (ops.sizes) {
     const std::string policy = node.GetString("keep_aspect_ratio_policy", "stretch");
     if (policy != "stretch")
-      return UnimplementedError(node.Describe(), ": keep_aspect_ratio_policy '", policy, "' (opset 18) is not supported");
+      return UnimplementedError(node.Describe(), ": keep_aspect_ratio_policy '", policy,
+                                "' (opset 18) is not supported");
     STRATA_ASSIGN_OR_RETURN(out, OverAxes<int64_t>(node, *ops.sizes, axes, rank, -2, "sizes"));
     for (int d = 0; d < rank; ++d) {
       if (out[d] == -2) {
@@ -77,7 +79,8 @@ StatusOr<ResizeSpec> BuildResizeSpec(const Node& node, int opset, const std::vec
     const size_t n = axes.empty() ? static_cast<size_t>(rank) : axes.size();
     if (ops.roi->size() != 2 * n)
       return InvalidArgumentError(node.Describe(), ": roi has ", ops.roi->size(), " values, expected ", 2 * n);
-    const std::vector<double> starts(ops.roi->begin(), ops.roi->begin() + n), ends(ops.roi->begin() + n, ops.roi->end());
+    const std::vector<double> starts(ops.roi->begin(), ops.roi->begin() + n),
+        ends(ops.roi->begin() + n, ops.roi->end());
     STRATA_ASSIGN_OR_RETURN(spec.roi_start, OverAxes<double>(node, starts, axes, rank, 0.0, "roi"));
     STRATA_ASSIGN_OR_RETURN(spec.roi_end, OverAxes<double>(node, ends, axes, rank, 1.0, "roi"));
   }
@@ -146,7 +149,8 @@ Status ResizeCompute(KernelContext& ctx) {
     }
   }
   std::vector<int64_t> out_dims;
-  STRATA_ASSIGN_OR_RETURN(ResizeSpec spec, BuildResizeSpec(ctx.node(), ctx.opset(), x.shape().ToVector(), ops, &out_dims));
+  STRATA_ASSIGN_OR_RETURN(ResizeSpec spec,
+                          BuildResizeSpec(ctx.node(), ctx.opset(), x.shape().ToVector(), ops, &out_dims));
   return ResizeRun(ctx, x, spec);
 }
 

@@ -27,11 +27,16 @@ double OriginalCoord(const ResizeSpec& s, int d, int64_t x, int64_t in_len) {
   const double len = s.resized_len[d];
   const double xd = static_cast<double>(x);
   switch (s.coord) {
-    case CoordMode::kHalfPixel: return (xd + 0.5) / scale - 0.5;
-    case CoordMode::kPytorchHalfPixel: return len > 1 ? (xd + 0.5) / scale - 0.5 : 0.0;
-    case CoordMode::kAlignCorners: return x == 0 ? 0.0 : xd * static_cast<double>(in_len - 1) / (len - 1);
-    case CoordMode::kAsymmetric: return xd / scale;
-    case CoordMode::kTfHalfPixelForNn: return (xd + 0.5) / scale;
+    case CoordMode::kHalfPixel:
+      return (xd + 0.5) / scale - 0.5;
+    case CoordMode::kPytorchHalfPixel:
+      return len > 1 ? (xd + 0.5) / scale - 0.5 : 0.0;
+    case CoordMode::kAlignCorners:
+      return x == 0 ? 0.0 : xd * static_cast<double>(in_len - 1) / (len - 1);
+    case CoordMode::kAsymmetric:
+      return xd / scale;
+    case CoordMode::kTfHalfPixelForNn:
+      return (xd + 0.5) / scale;
     case CoordMode::kTfCropAndResize: {
       const double a = s.roi_start[d], b = s.roi_end[d], span = static_cast<double>(in_len - 1);
       return len > 1 ? a * span + xd * (b - a) * span / (len - 1) : 0.5 * (a + b) * span;
@@ -45,10 +50,14 @@ int64_t NearestIndex(NearestMode mode, double x) {
   if (f == x) return static_cast<int64_t>(f);
   const double r = x - f;
   switch (mode) {
-    case NearestMode::kRoundPreferFloor: return static_cast<int64_t>(r <= 0.5 ? f : f + 1);
-    case NearestMode::kRoundPreferCeil: return static_cast<int64_t>(r < 0.5 ? f : f + 1);
-    case NearestMode::kFloor: return static_cast<int64_t>(f);
-    case NearestMode::kCeil: return static_cast<int64_t>(f + 1);
+    case NearestMode::kRoundPreferFloor:
+      return static_cast<int64_t>(r <= 0.5 ? f : f + 1);
+    case NearestMode::kRoundPreferCeil:
+      return static_cast<int64_t>(r < 0.5 ? f : f + 1);
+    case NearestMode::kFloor:
+      return static_cast<int64_t>(f);
+    case NearestMode::kCeil:
+      return static_cast<int64_t>(f + 1);
   }
   return 0;
 }
@@ -237,22 +246,34 @@ StatusOr<ResizeSpec> ParseResizeAttrs(const Node& node, int opset) {
   if (node.GetInt("antialias", 0) != 0)
     return UnimplementedError(node.Describe(), ": antialias (opset 18) is not supported");
   const std::string coord = node.GetString("coordinate_transformation_mode", "half_pixel");
-  if (coord == "half_pixel") s.coord = CoordMode::kHalfPixel;
-  else if (coord == "pytorch_half_pixel") s.coord = CoordMode::kPytorchHalfPixel;
-  else if (coord == "align_corners") s.coord = CoordMode::kAlignCorners;
-  else if (coord == "asymmetric") s.coord = CoordMode::kAsymmetric;
-  else if (coord == "tf_half_pixel_for_nn") s.coord = CoordMode::kTfHalfPixelForNn;
-  else if (coord == "tf_crop_and_resize") s.coord = CoordMode::kTfCropAndResize;
+  if (coord == "half_pixel")
+    s.coord = CoordMode::kHalfPixel;
+  else if (coord == "pytorch_half_pixel")
+    s.coord = CoordMode::kPytorchHalfPixel;
+  else if (coord == "align_corners")
+    s.coord = CoordMode::kAlignCorners;
+  else if (coord == "asymmetric")
+    s.coord = CoordMode::kAsymmetric;
+  else if (coord == "tf_half_pixel_for_nn")
+    s.coord = CoordMode::kTfHalfPixelForNn;
+  else if (coord == "tf_crop_and_resize")
+    s.coord = CoordMode::kTfCropAndResize;
   else if (coord == "half_pixel_symmetric")
-    return UnimplementedError(node.Describe(), ": coordinate_transformation_mode 'half_pixel_symmetric' (opset 19) is not supported");
+    return UnimplementedError(node.Describe(),
+                              ": coordinate_transformation_mode 'half_pixel_symmetric' (opset 19) is not supported");
   else
     return InvalidArgumentError(node.Describe(), ": coordinate_transformation_mode '", coord, "' is not supported");
   const std::string nearest = node.GetString("nearest_mode", "round_prefer_floor");
-  if (nearest == "round_prefer_floor") s.nearest = NearestMode::kRoundPreferFloor;
-  else if (nearest == "round_prefer_ceil") s.nearest = NearestMode::kRoundPreferCeil;
-  else if (nearest == "floor") s.nearest = NearestMode::kFloor;
-  else if (nearest == "ceil") s.nearest = NearestMode::kCeil;
-  else return InvalidArgumentError(node.Describe(), ": nearest_mode '", nearest, "' is not supported");
+  if (nearest == "round_prefer_floor")
+    s.nearest = NearestMode::kRoundPreferFloor;
+  else if (nearest == "round_prefer_ceil")
+    s.nearest = NearestMode::kRoundPreferCeil;
+  else if (nearest == "floor")
+    s.nearest = NearestMode::kFloor;
+  else if (nearest == "ceil")
+    s.nearest = NearestMode::kCeil;
+  else
+    return InvalidArgumentError(node.Describe(), ": nearest_mode '", nearest, "' is not supported");
   s.cubic_a = node.GetFloat("cubic_coeff_a", -0.75f);
   s.exclude_outside = node.GetInt("exclude_outside", 0) != 0;
   s.extrapolation_value = node.GetFloat("extrapolation_value", 0.0f);
@@ -267,7 +288,8 @@ StatusOr<std::vector<double>> ReadFloats(const Tensor& t, const Node& node, std:
     for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(ToCompute(p[i]));
     return Status::OK();
   });
-  if (!s.ok()) return InvalidArgumentError(node.Describe(), ": ", what, " must be a float tensor, got ", DTypeName(t.dtype()));
+  if (!s.ok())
+    return InvalidArgumentError(node.Describe(), ": ", what, " must be a float tensor, got ", DTypeName(t.dtype()));
   return out;
 }
 

@@ -27,7 +27,8 @@ Status ReverseSequenceInfer(InferContext& ctx) {
   STRATA_RETURN_IF_ERROR(ReadAxes(ctx.node()).status());
   STRATA_RETURN_IF_ERROR(CheckIndexType(ctx, 1, "sequence_lens"));
   const PartialShape& in = ctx.input_shape(0);
-  if (in.rank_known && in.rank() < 2) return ctx.Error("ReverseSequence needs an input of rank >= 2, got ", in.ToString());
+  if (in.rank_known && in.rank() < 2)
+    return ctx.Error("ReverseSequence needs an input of rank >= 2, got ", in.ToString());
   return InferSameAsInput0(ctx);
 }
 

@@ -31,8 +31,8 @@ Status ScatterElementsCompute(KernelContext& ctx) {
     return ctx.Error("indices ", indices.shape().ToString(), " must have the rank of data ", data.shape().ToString(),
                      " (>= 1)");
   if (updates.shape() != indices.shape() || updates.dtype() != data.dtype())
-    return ctx.Error("updates ", updates.TypeString(), " must have the shape of indices ",
-                     indices.shape().ToString(), " and the type of data ", data.TypeString());
+    return ctx.Error("updates ", updates.TypeString(), " must have the shape of indices ", indices.shape().ToString(),
+                     " and the type of data ", data.TypeString());
   STRATA_ASSIGN_OR_RETURN(int axis, NormalizeAxis(ctx.node().GetInt("axis", 0), rank, ctx.node()));
   for (int d = 0; d < rank; ++d)
     if (d != axis && indices.dim(d) > data.dim(d))

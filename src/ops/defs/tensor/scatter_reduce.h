@@ -33,10 +33,14 @@ Status DispatchScatter(DType dtype, ScatterReduction red, const Node& node, F&& 
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     switch (red) {
-      case ScatterReduction::kAdd: return fn(tag, [](T& d, const T& s) { d = T(C(d) + C(s)); });
-      case ScatterReduction::kMul: return fn(tag, [](T& d, const T& s) { d = T(C(d) * C(s)); });
-      case ScatterReduction::kMax: return fn(tag, [](T& d, const T& s) { d = T(std::max(C(d), C(s))); });
-      default: return fn(tag, [](T& d, const T& s) { d = T(std::min(C(d), C(s))); });
+      case ScatterReduction::kAdd:
+        return fn(tag, [](T& d, const T& s) { d = T(C(d) + C(s)); });
+      case ScatterReduction::kMul:
+        return fn(tag, [](T& d, const T& s) { d = T(C(d) * C(s)); });
+      case ScatterReduction::kMax:
+        return fn(tag, [](T& d, const T& s) { d = T(std::max(C(d), C(s))); });
+      default:
+        return fn(tag, [](T& d, const T& s) { d = T(std::min(C(d), C(s))); });
     }
   });
 }

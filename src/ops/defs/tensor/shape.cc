@@ -1,7 +1,7 @@
 // Shape (opset 1, 15 with start/end) and Size: int64 metadata of the input.
-#include "ops/op_util.h"
-
 #include <algorithm>
+
+#include "ops/op_util.h"
 
 namespace strata::ops {
 namespace {

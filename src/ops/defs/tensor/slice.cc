@@ -52,8 +52,8 @@ Status CompleteArgs(const Node& node, int rank, SliceArgs* a) {
     for (size_t i = 0; i < n; ++i) a->axes.push_back(static_cast<int64_t>(i));
   if (a->steps.empty()) a->steps.assign(n, 1);
   if (a->axes.size() != n || a->steps.size() != n)
-    return InvalidArgumentError(node.Describe(), ": starts, ends, axes and steps must have the same length, got ",
-                                n, ", ", n, ", ", a->axes.size(), ", ", a->steps.size());
+    return InvalidArgumentError(node.Describe(), ": starts, ends, axes and steps must have the same length, got ", n,
+                                ", ", n, ", ", a->axes.size(), ", ", a->steps.size());
   STRATA_ASSIGN_OR_RETURN(std::vector<int> norm, NormalizeAxes(a->axes, rank, node));
   for (size_t i = 0; i < n; ++i) {
     if (a->steps[i] == 0) return InvalidArgumentError(node.Describe(), ": steps ", a->steps, " contains 0");
@@ -77,10 +77,13 @@ Status SliceInfer(InferContext& ctx) {
       if (!ctx.has_input(i)) continue;
       STRATA_RETURN_IF_ERROR(CheckIndexType(ctx, i, names[i - 1]));
       STRATA_ASSIGN_OR_RETURN(auto v, KnownInts(ctx, i, names[i - 1]));
-      if (v) *dst[i - 1] = std::move(*v);
-      else known = false;
+      if (v)
+        *dst[i - 1] = std::move(*v);
+      else
+        known = false;
     }
-    if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.Error("Slice from opset 10 needs the starts and ends inputs");
+    if (!ctx.has_input(1) || !ctx.has_input(2))
+      return ctx.Error("Slice from opset 10 needs the starts and ends inputs");
   }
   if (!in.rank_known || !known) {
     ctx.SetOutput(0, ctx.input_dtype(0), UnknownShape(in.rank()));
@@ -104,7 +107,8 @@ Status SliceCompute(KernelContext& ctx) {
     STRATA_ASSIGN_OR_RETURN(a.ends, ctx.node().RequireInts("ends"));
     a.axes = ctx.node().GetInts("axes");
   } else {
-    if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.Error("Slice from opset 10 needs the starts and ends inputs");
+    if (!ctx.has_input(1) || !ctx.has_input(2))
+      return ctx.Error("Slice from opset 10 needs the starts and ends inputs");
     STRATA_ASSIGN_OR_RETURN(a.starts, ReadInts(ctx.input(1), "Slice starts"));
     STRATA_ASSIGN_OR_RETURN(a.ends, ReadInts(ctx.input(2), "Slice ends"));
     if (ctx.has_input(3)) {

@@ -43,9 +43,7 @@ StatusOr<std::vector<int64_t>> SplitSizes(const Node& node, int64_t dim, int num
   return std::vector<int64_t>(num_outputs, dim / num_outputs);
 }
 
-StatusOr<int> SplitAxis(const Node& node, int rank) {
-  return NormalizeAxis(node.GetInt("axis", 0), rank, node);
-}
+StatusOr<int> SplitAxis(const Node& node, int rank) { return NormalizeAxis(node.GetInt("axis", 0), rank, node); }
 
 Status SplitInfer(InferContext& ctx) {
   const PartialShape& in = ctx.input_shape(0);

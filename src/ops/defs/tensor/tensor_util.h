@@ -26,11 +26,16 @@ template <typename F>
 Status DispatchStorage(DType t, F&& fn) {
   if (t == DType::kString) return fn(TypeTag<std::string>{});
   switch (DTypeSize(t)) {
-    case 1: return fn(TypeTag<Word<1>>{});
-    case 2: return fn(TypeTag<Word<2>>{});
-    case 4: return fn(TypeTag<Word<4>>{});
-    case 8: return fn(TypeTag<Word<8>>{});
-    default: return UnimplementedError("element type ", DTypeName(t), " is not supported here");
+    case 1:
+      return fn(TypeTag<Word<1>>{});
+    case 2:
+      return fn(TypeTag<Word<2>>{});
+    case 4:
+      return fn(TypeTag<Word<4>>{});
+    case 8:
+      return fn(TypeTag<Word<8>>{});
+    default:
+      return UnimplementedError("element type ", DTypeName(t), " is not supported here");
   }
 }
 
@@ -72,8 +77,9 @@ Status CopyElements(const Tensor& src, Tensor* dst);
 // Maps an index in [-bound, bound) to [0, bound); InvalidArgument naming the index, the bound and `where` otherwise.
 inline StatusOr<int64_t> NormalizeIndex(int64_t index, int64_t bound, const Node& node, std::string_view where) {
   if (index < -bound || index >= bound)
-    return InvalidArgumentError(node.Describe(), ": ", where, " index ", index, " is out of range for a dimension of size ",
-                                bound, " (expected [", -bound, ", ", bound - 1, "])");
+    return InvalidArgumentError(node.Describe(), ": ", where, " index ", index,
+                                " is out of range for a dimension of size ", bound, " (expected [", -bound, ", ",
+                                bound - 1, "])");
   return index < 0 ? index + bound : index;
 }
 

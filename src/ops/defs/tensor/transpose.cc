@@ -28,8 +28,9 @@ Status TransposeInfer(InferContext& ctx) {
   const PartialShape& in = ctx.input_shape(0);
   if (!in.rank_known) {
     const bool has_perm = ctx.node().HasAttr("perm");
-    ctx.SetOutput(0, ctx.input_dtype(0),
-                  has_perm ? UnknownShape(static_cast<int>(ctx.node().GetInts("perm").size())) : PartialShape::Unknown());
+    ctx.SetOutput(
+        0, ctx.input_dtype(0),
+        has_perm ? UnknownShape(static_cast<int>(ctx.node().GetInts("perm").size())) : PartialShape::Unknown());
     return Status::OK();
   }
   STRATA_ASSIGN_OR_RETURN(std::vector<int> perm, TransposePerm(ctx.node(), in.rank()));
