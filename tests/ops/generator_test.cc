@@ -86,6 +86,9 @@ TEST(RandomTest, Errors) {
   RunOpCase({.label = "probability above 1", .op_type = "Bernoulli", .attrs = {{"seed", AFloat(1)}},
              .inputs = {F({0.5f, 1.5f}, {2})}, .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "probability 1.5 at element 1 is outside [0, 1]"});
+  RunOpCase({.label = "huge sample_size", .op_type = "Multinomial", .attrs = {{"sample_size", AInt(int64_t{1} << 60)}},
+             .inputs = {F({0, 1, 0, 1}, {2, 2})}, .expect_error = StatusCode::kInvalidArgument,
+             .error_substr = "too many elements"});
   RunOpCase({.label = "multinomial dtype", .op_type = "Multinomial", .attrs = {{"dtype", AInt(1)}},
              .inputs = {F({0, 1}, {1, 2})}, .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "int32 (6) or int64 (7)"});

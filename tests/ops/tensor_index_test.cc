@@ -147,6 +147,8 @@ TEST(NonZeroTest, RanksAndTypes) {
              .expected = {I64({0, 0, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0}, {3, 4})}});
   RunOpCase({.label = "none", .op_type = "NonZero", .inputs = {I32({0, 0}, {2})}, .expected = {I64({}, {1, 0})}});
   RunOpCase({.label = "scalar", .op_type = "NonZero", .inputs = {F({3}, {})}, .expected = {I64({0}, {1, 1})}});
+  RunOpCase({.label = "strings", .op_type = "NonZero", .inputs = {Strings({"", "x", "", "yz"}, {4})},
+             .expected = {I64({1, 3}, {1, 2})}});
 }
 
 TEST(CompressTest, AxesAndShortConditions) {

@@ -115,6 +115,9 @@ TEST(SplitTest, EqualVariableAndZeroParts) {
              .expected = {Iota({3}), Iota({3}, 3), Iota({1}, 6)}});
   RunOpCase({.label = "not divisible", .op_type = "Split", .inputs = {Iota({5})}, .num_outputs = 2,
              .expect_error = StatusCode::kInvalidArgument, .error_substr = "into 2 equal parts"});
+  RunOpCase({.label = "sizes overflow", .op_type = "Split", .opset = 13,
+             .inputs = {Iota({5}), I64({std::numeric_limits<int64_t>::max(), 2}, {2})}, .num_outputs = 2,
+             .expect_error = StatusCode::kInvalidArgument, .error_substr = "overflows int64"});
   RunOpCase({.label = "sizes do not sum", .op_type = "Split", .opset = 13, .inputs = {Iota({5}), I64({1, 2}, {2})},
              .num_outputs = 2, .expect_error = StatusCode::kInvalidArgument, .error_substr = "sums to 3"});
 }
@@ -241,6 +244,12 @@ TEST(PadTest, ModesOpsetsAndCropping) {
   RunOpCase({.label = "wrap is opset 19", .op_type = "Pad", .attrs = {{"mode", AString("wrap")}},
              .inputs = {Iota({3}), I64({1, 1}, {2})}, .expect_error = StatusCode::kUnimplemented,
              .error_substr = "wrap"});
+  RunOpCase({.label = "pads overflow", .op_type = "Pad",
+             .inputs = {Iota({3}), I64({std::numeric_limits<int64_t>::max(), 1}, {2})},
+             .expect_error = StatusCode::kInvalidArgument, .error_substr = "overflow int64"});
+  RunOpCase({.label = "pads too large to allocate", .op_type = "Pad",
+             .inputs = {Iota({3}), I64({int64_t{1} << 60, 0}, {2})},
+             .expect_error = StatusCode::kInvalidArgument, .error_substr = "too many elements"});
   RunOpCase({.label = "pads length", .op_type = "Pad", .inputs = {Iota({3}), I64({1}, {1})},
              .expect_error = StatusCode::kInvalidArgument, .error_substr = "expected 2"});
   RunOpCase({.label = "edge of empty", .op_type = "Pad", .attrs = {{"mode", AString("edge")}},
@@ -277,6 +286,9 @@ TEST(DepthToSpaceTest, ModesAndInverse) {
   RunOpCase({.label = "channels not divisible", .op_type = "DepthToSpace", .attrs = {{"blocksize", AInt(2)}},
              .inputs = {Iota({1, 6, 1, 1})}, .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "not divisible"});
+  RunOpCase({.label = "huge blocksize", .op_type = "DepthToSpace", .attrs = {{"blocksize", AInt(int64_t{1} << 40)}},
+             .inputs = {Iota({1, 1, 1, 1})}, .expect_error = StatusCode::kInvalidArgument,
+             .error_substr = "[1, 2^20]"});
   RunOpCase({.label = "space not divisible", .op_type = "SpaceToDepth", .attrs = {{"blocksize", AInt(2)}},
              .inputs = {Iota({1, 1, 3, 2})}, .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "not divisible"});

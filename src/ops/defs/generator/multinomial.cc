@@ -45,7 +45,8 @@ Status MultinomialCompute(KernelContext& ctx) {
     for (size_t i = 0; i < logits.size(); ++i) logits[i] = static_cast<double>(ToCompute(p[i]));
     return Status::OK();
   }));
-  STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, dtype, Shape{batch, n}));
+  STRATA_ASSIGN_OR_RETURN(Shape out, ShapeFromDims({batch, n}, ctx.node(), "the output shape"));
+  STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, dtype, out));
   if (n == 0 || batch == 0) return Status::OK();
   NumpyRandom rng(OpSeed(ctx.node()));
   std::vector<double> cdf(classes);

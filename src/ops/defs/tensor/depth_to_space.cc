@@ -6,9 +6,10 @@
 namespace strata::ops {
 namespace {
 
+// blocksize must be in [1, 2^20] (so that blocksize^2 cannot overflow).
 StatusOr<int64_t> BlockSize(const Node& node) {
   STRATA_ASSIGN_OR_RETURN(int64_t b, node.RequireInt("blocksize"));
-  if (b <= 0) return InvalidArgumentError(node.Describe(), ": blocksize must be positive, got ", b);
+  if (b <= 0 || b > (1 << 20)) return InvalidArgumentError(node.Describe(), ": blocksize must be in [1, 2^20], got ", b);
   return b;
 }
 
@@ -31,7 +32,10 @@ Status DepthToSpaceInfer(InferContext& ctx) {
   const Dim& c = in.dims[1];
   if (c.known() && c.value % (b * b) != 0)
     return ctx.Error("channels ", c.value, " are not divisible by blocksize^2 = ", b * b);
-  auto scaled = [b](const Dim& d) { return d.known() ? Dim(d.value * b) : Dim(); };
+  auto scaled = [b](const Dim& d) {
+    int64_t v = 0;
+    return d.known() && !__builtin_mul_overflow(d.value, b, &v) ? Dim(v) : Dim();
+  };
   ctx.SetOutput(0, ctx.input_dtype(0),
                 PartialShape::Of(
                     {in.dims[0], c.known() ? Dim(c.value / (b * b)) : Dim(), scaled(in.dims[2]), scaled(in.dims[3])}));
@@ -46,7 +50,10 @@ Status DepthToSpaceCompute(KernelContext& ctx) {
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
   if (c % (b * b) != 0) return ctx.Error("channels ", c, " are not divisible by blocksize^2 = ", b * b);
   const int64_t oc = c / (b * b);
-  STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, x.dtype(), Shape{n, oc, h * b, w * b}));
+  STRATA_ASSIGN_OR_RETURN(int64_t oh, CheckedMul(h, b, ctx.node(), "the output height"));
+  STRATA_ASSIGN_OR_RETURN(int64_t ow, CheckedMul(w, b, ctx.node(), "the output width"));
+  STRATA_ASSIGN_OR_RETURN(Shape out, ShapeFromDims({n, oc, oh, ow}, ctx.node(), "the output shape"));
+  STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, x.dtype(), out));
   // DCR: [n, b, b, oc, h, w] -> [n, oc, h, b, w, b]; CRD: [n, oc, b, b, h, w] -> [n, oc, h, b, w, b].
   const Shape six = crd ? Shape{n, oc, b, b, h, w} : Shape{n, b, b, oc, h, w};
   const std::vector<int> perm = crd ? std::vector<int>{0, 1, 4, 2, 5, 3} : std::vector<int>{0, 3, 4, 1, 5, 2};

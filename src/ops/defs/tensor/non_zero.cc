@@ -1,5 +1,6 @@
 // NonZero (opset 9, 13): the indices of the non-zero elements as an int64 [rank, count] tensor, in row-major order
-// (numpy.nonzero stacked). A scalar input is treated as 1-D of one element, giving [1, count].
+// (numpy.nonzero stacked); strings count as non-zero when non-empty. A scalar input is treated as 1-D of one element,
+// giving [1, count].
 #include "ops/defs/tensor/tensor_util.h"
 
 namespace strata::ops {
@@ -20,6 +21,8 @@ std::vector<int64_t> NonZeroPositions(const Tensor& x) {
   for (int64_t i = 0; i < n; ++i) {
     if constexpr (std::is_same_v<T, bool>) {
       if (p[i]) pos.push_back(i);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      if (!p[i].empty()) pos.push_back(i);
     } else {
       if (ToCompute(p[i]) != ComputeType<T>(0)) pos.push_back(i);
     }
@@ -30,14 +33,10 @@ std::vector<int64_t> NonZeroPositions(const Tensor& x) {
 Status NonZeroCompute(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   std::vector<int64_t> pos;
-  if (x.dtype() == DType::kBool) {
-    pos = NonZeroPositions<bool>(x);
-  } else {
-    STRATA_RETURN_IF_ERROR(DispatchNumeric(x.dtype(), [&](auto tag) {
-      pos = NonZeroPositions<typename decltype(tag)::type>(x);
-      return Status::OK();
-    }));
-  }
+  STRATA_RETURN_IF_ERROR(DispatchAll(x.dtype(), [&](auto tag) {
+    pos = NonZeroPositions<typename decltype(tag)::type>(x);
+    return Status::OK();
+  }));
   const int rank = std::max(x.rank(), 1);
   const int64_t count = static_cast<int64_t>(pos.size());
   STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, DType::kInt64, Shape{rank, count}));

@@ -48,7 +48,8 @@ StatusOr<std::vector<int64_t>> PaddedDims(const Node& node, const std::vector<in
       out[i] = -1;
       continue;
     }
-    out[i] = in[i] + pads[i] + pads[rank + i];
+    if (__builtin_add_overflow(in[i], pads[i], &out[i]) || __builtin_add_overflow(out[i], pads[rank + i], &out[i]))
+      return InvalidArgumentError(node.Describe(), ": pads ", pads, " overflow int64");
     if (out[i] < 0)
       return InvalidArgumentError(node.Describe(), ": pads ", pads, " remove more than the ", in[i],
                                   " elements of dimension ", i);

@@ -5,9 +5,10 @@
 namespace strata::ops {
 namespace {
 
+// blocksize must be in [1, 2^20] (so that blocksize^2 cannot overflow).
 StatusOr<int64_t> BlockSize(const Node& node) {
   STRATA_ASSIGN_OR_RETURN(int64_t b, node.RequireInt("blocksize"));
-  if (b <= 0) return InvalidArgumentError(node.Describe(), ": blocksize must be positive, got ", b);
+  if (b <= 0 || b > (1 << 20)) return InvalidArgumentError(node.Describe(), ": blocksize must be in [1, 2^20], got ", b);
   return b;
 }
 
@@ -19,7 +20,9 @@ Status SpaceToDepthInfer(InferContext& ctx) {
     return Status::OK();
   }
   if (in.rank() != 4) return ctx.Error("SpaceToDepth needs a 4-D input, got ", in.ToString());
-  std::vector<Dim> out = {in.dims[0], in.dims[1].known() ? Dim(in.dims[1].value * b * b) : Dim()};
+  int64_t c = 0;
+  const bool c_known = in.dims[1].known() && !__builtin_mul_overflow(in.dims[1].value, b * b, &c);
+  std::vector<Dim> out = {in.dims[0], c_known ? Dim(c) : Dim()};
   for (int i = 2; i < 4; ++i) {
     const Dim& d = in.dims[i];
     if (d.known() && d.value % b != 0)
@@ -37,7 +40,8 @@ Status SpaceToDepthCompute(KernelContext& ctx) {
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
   if (h % b != 0 || w % b != 0)
     return ctx.Error("spatial dimensions ", h, "x", w, " are not divisible by blocksize ", b);
-  STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, x.dtype(), Shape{n, c * b * b, h / b, w / b}));
+  STRATA_ASSIGN_OR_RETURN(int64_t oc, CheckedMul(c, b * b, ctx.node(), "the output channel count"));
+  STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, x.dtype(), Shape{n, oc, h / b, w / b}));
   // [n, c, h/b, b, w/b, b] -> [n, b, b, c, h/b, w/b]
   const Shape six{n, c, h / b, b, w / b, b};
   const std::vector<int> perm{0, 3, 5, 1, 2, 4};

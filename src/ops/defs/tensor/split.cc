@@ -19,7 +19,8 @@ StatusOr<std::vector<int64_t>> SplitSizes(const Node& node, int64_t dim, int num
     int64_t total = 0;
     for (int64_t s : *split) {
       if (s < 0) return InvalidArgumentError(node.Describe(), ": split ", *split, " has a negative size");
-      total += s;
+      if (__builtin_add_overflow(total, s, &total))
+        return InvalidArgumentError(node.Describe(), ": split ", *split, " overflows int64");
     }
     if (dim >= 0 && total != dim)
       return InvalidArgumentError(node.Describe(), ": split ", *split, " sums to ", total, " but the axis has size ",

@@ -97,6 +97,13 @@ PartialShape UnknownShape(int rank);
 // Checks that every value of `dims` is >= 0 and that their product fits in int64; returns the Shape.
 StatusOr<Shape> ShapeFromDims(const std::vector<int64_t>& dims, const Node& node, std::string_view what);
 
+// a * b for non-negative sizes, or InvalidArgument naming `what` when the product overflows int64.
+inline StatusOr<int64_t> CheckedMul(int64_t a, int64_t b, const Node& node, std::string_view what) {
+  int64_t p = 0;
+  if (__builtin_mul_overflow(a, b, &p)) return InvalidArgumentError(node.Describe(), ": ", what, " overflows int64");
+  return p;
+}
+
 // Whether the optional input i is present and not an empty tensor (ONNX uses "" or a 0-element tensor for absent).
 inline bool HasNonEmptyInput(const KernelContext& ctx, int i) {
   return ctx.has_input(i) && ctx.input(i).num_elements() > 0;

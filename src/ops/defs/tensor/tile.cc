@@ -32,7 +32,8 @@ Status TileInfer(InferContext& ctx) {
     const Dim& d = in.dims[i];
     const int64_t r = (*repeats)[i];
     if (r == 1) continue;
-    out.dims[i] = d.known() ? Dim(d.value * r) : (r == 0 ? Dim(0) : Dim());
+    int64_t v = 0;
+    out.dims[i] = d.known() ? (__builtin_mul_overflow(d.value, r, &v) ? Dim() : Dim(v)) : (r == 0 ? Dim(0) : Dim());
   }
   ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
   return Status::OK();
