@@ -2,8 +2,10 @@
 // (onnx/backend/test/case/node/resize.py): each output coordinate is mapped to an input coordinate by the
 // coordinate transform, then sampled with 1 (nearest), 2 (linear) or 4 (cubic) taps whose indices are clamped to
 // the edge. exclude_outside drops taps outside the input and renormalises; tf_crop_and_resize gives
-// extrapolation_value where the coordinate falls outside the input. Linear and cubic are separable, so they run one
-// axis at a time in double precision; nearest is a pure index gather and works for every element type.
+// extrapolation_value where the coordinate falls outside the input. Linear and cubic are separable: the taps of each
+// axis are built once, and every output element sums the products of its axes' taps in double precision (resized
+// axes only; an axis whose taps are the identity adds no work). Nearest is a pure index gather and works for every
+// element type. Integer outputs of linear/cubic are rounded to nearest and saturated.
 #include <cmath>
 #include <limits>
 
@@ -117,53 +119,47 @@ AxisTaps BuildTaps(const ResizeSpec& s, int d, int64_t in_len) {
   return t;
 }
 
-// Sets every element whose coordinate on some axis is flagged outside to `value`.
-template <typename S>
-void FillOutside(S* out, const Shape& shape, const std::vector<AxisTaps>& taps, const S& value) {
-  for (int d = 0; d < shape.rank(); ++d) {
-    if (!taps[d].any_outside) continue;
-    const int64_t outer = shape.Product(0, d), inner = shape.Product(d + 1, shape.rank());
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t j = 0; j < shape[d]; ++j)
-        if (taps[d].outside[j]) std::fill_n(out + (o * shape[d] + j) * inner, inner, value);
-  }
-}
+// One input element contributing to an output element: its offset and weight.
+struct Partial {
+  int64_t offset;
+  double weight;
+};
 
-// Nearest: out[o] = in[sum_d index_d(o_d) * stride_d].
-template <typename S>
-void NearestGather(const S* in, const Shape& in_shape, const std::vector<AxisTaps>& taps, const Shape& out_shape,
-                   S* out) {
+// Walks the output of rank >= 1 row by row (every dimension but the last fixed). For each row, fn(row, partials,
+// outside) gets the (offset, weight) pairs that the taps of the outer dimensions contribute and whether an outer
+// coordinate is outside the input (tf_crop_and_resize); fn combines them with the last dimension's taps.
+template <typename RowFn>
+void ForEachRow(const Shape& in_shape, const Shape& out_shape, const std::vector<AxisTaps>& taps, RowFn&& fn) {
   const int rank = out_shape.rank();
   const std::vector<int64_t> strides = Strides(in_shape);
-  const int64_t total = out_shape.NumElements();
-  std::vector<int64_t> idx(rank, 0);
-  for (int64_t o = 0; o < total; ++o) {
-    int64_t off = 0;
-    for (int d = 0; d < rank; ++d) off += taps[d].index[idx[d]] * strides[d];
-    out[o] = in[off];
-    for (int d = rank - 1; d >= 0; --d) {
+  const int64_t rows = out_shape.Product(0, rank - 1);
+  std::vector<int64_t> idx(rank - 1, 0);
+  std::vector<Partial> partials, next;
+  for (int64_t r = 0; r < rows; ++r) {
+    partials.assign(1, Partial{0, 1.0});
+    bool outside = false;
+    for (int d = 0; d < rank - 1; ++d) {
+      const AxisTaps& t = taps[d];
+      const int64_t o = idx[d];
+      outside = outside || t.outside[o];
+      if (t.identity) {
+        for (Partial& p : partials) p.offset += o * strides[d];
+        continue;
+      }
+      next.clear();
+      for (const Partial& p : partials)
+        for (int k = 0; k < t.n; ++k) {
+          const double w = t.weight[o * t.n + k];
+          if (w != 0) next.push_back({p.offset + t.index[o * t.n + k] * strides[d], p.weight * w});
+        }
+      partials.swap(next);
+    }
+    fn(r, partials, outside);
+    for (int d = rank - 2; d >= 0; --d) {
       if (++idx[d] < out_shape[d]) break;
       idx[d] = 0;
     }
   }
-}
-
-// One separable pass along axis d: [outer, in_len, inner] -> [outer, out_len, inner].
-std::vector<double> AxisPass(const std::vector<double>& in, const Shape& shape, int d, const AxisTaps& t,
-                             int64_t out_len) {
-  const int64_t outer = shape.Product(0, d), in_len = shape[d], inner = shape.Product(d + 1, shape.rank());
-  std::vector<double> out(static_cast<size_t>(outer * out_len * inner), 0.0);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t j = 0; j < out_len; ++j) {
-      double* dst = &out[(o * out_len + j) * inner];
-      for (int k = 0; k < t.n; ++k) {
-        const double w = t.weight[j * t.n + k];
-        if (w == 0) continue;
-        const double* src = &in[(o * in_len + t.index[j * t.n + k]) * inner];
-        for (int64_t i = 0; i < inner; ++i) dst[i] += w * src[i];
-      }
-    }
-  return out;
 }
 
 template <typename T>
@@ -185,23 +181,33 @@ Status ResizeRun(KernelContext& ctx, const Tensor& x, const ResizeSpec& spec) {
   const int rank = x.rank();
   STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, x.dtype(), spec.out));
   if (y->num_elements() == 0) return Status::OK();
+  if (rank == 0) return CopyElements(x, y);
   for (int d = 0; d < rank; ++d)
     if (x.dim(d) == 0) return ctx.Error("cannot resize an empty dimension ", d, " to ", spec.out[d], " elements");
   std::vector<AxisTaps> taps;
   for (int d = 0; d < rank; ++d) taps.push_back(BuildTaps(spec, d, x.dim(d)));
   const bool extrapolate = spec.coord == CoordMode::kTfCropAndResize;
+  const AxisTaps& last = taps[rank - 1];
+  const int64_t width = spec.out[rank - 1];
   if (spec.mode == ResizeMode::kNearest) {
-    Tensor extra;
+    // A gather: one tap of weight 1 per dimension, so every row has exactly one partial.
+    Tensor extra = Tensor::Zeros(x.dtype(), Shape{});
     if (extrapolate) {
       if (!IsFloatingPoint(x.dtype()) && !IsInteger(x.dtype()))
         return ctx.Error("tf_crop_and_resize needs a numeric input, got ", DTypeName(x.dtype()));
-      extra = Tensor::Zeros(x.dtype(), Shape{});
       STRATA_RETURN_IF_ERROR(ConvertElements(Tensor::Scalar<double>(spec.extrapolation_value), &extra));
     }
     return DispatchStorage(x.dtype(), [&](auto tag) {
       using S = typename decltype(tag)::type;
-      NearestGather(StorageOf<S>(x), x.shape(), taps, spec.out, StorageOf<S>(y));
-      if (extrapolate) FillOutside(StorageOf<S>(y), spec.out, taps, StorageOf<S>(extra)[0]);
+      const S* in = StorageOf<S>(x);
+      S* out = StorageOf<S>(y);
+      const S fill = StorageOf<S>(extra)[0];
+      ForEachRow(x.shape(), spec.out, taps, [&](int64_t r, const std::vector<Partial>& partials, bool outside) {
+        S* dst = out + r * width;
+        const S* src = in + partials[0].offset;
+        for (int64_t j = 0; j < width; ++j)
+          dst[j] = extrapolate && (outside || last.outside[j]) ? fill : src[last.index[j]];
+      });
       return Status::OK();
     });
   }
@@ -210,17 +216,25 @@ Status ResizeRun(KernelContext& ctx, const Tensor& x, const ResizeSpec& spec) {
   return DispatchNumeric(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* in = x.data<T>();
-    std::vector<double> buf(x.num_elements());
-    for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<double>(ToCompute(in[i]));
-    Shape shape = x.shape();
-    for (int d = 0; d < rank; ++d) {
-      if (taps[d].identity) continue;
-      buf = AxisPass(buf, shape, d, taps[d], spec.out[d]);
-      shape[d] = spec.out[d];
-    }
-    if (extrapolate) FillOutside(buf.data(), shape, taps, spec.extrapolation_value);
     T* out = y->data<T>();
-    for (size_t i = 0; i < buf.size(); ++i) out[i] = FromDouble<T>(buf[i]);
+    const T fill = FromDouble<T>(spec.extrapolation_value);
+    ForEachRow(x.shape(), spec.out, taps, [&](int64_t r, const std::vector<Partial>& partials, bool outside) {
+      T* dst = out + r * width;
+      for (int64_t j = 0; j < width; ++j) {
+        if (extrapolate && (outside || last.outside[j])) {
+          dst[j] = fill;
+          continue;
+        }
+        double acc = 0;
+        for (int k = 0; k < last.n; ++k) {
+          const double w = last.weight[j * last.n + k];
+          if (w == 0) continue;
+          const int64_t off = last.index[j * last.n + k];
+          for (const Partial& p : partials) acc += p.weight * w * static_cast<double>(ToCompute(in[p.offset + off]));
+        }
+        dst[j] = FromDouble<T>(acc);
+      }
+    });
     return Status::OK();
   });
 }
