@@ -6,6 +6,8 @@
 // axis are built once, and every output element sums the products of its axes' taps in double precision (resized
 // axes only; an axis whose taps are the identity adds no work). Nearest is a pure index gather and works for every
 // element type. Integer outputs of linear/cubic are rounded to nearest and saturated.
+// One deliberate difference from the reference script: pytorch_half_pixel with a resized length <= 1 maps to
+// coordinate 0, as the spec's formula says (the script uses -0.5; the two agree for nearest and linear sampling).
 #include <cmath>
 #include <limits>
 
