@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   AddRunCommand(app);
   AddBenchCommand(app);
   AddInspectCommand(app);
+  AddServeCommand(app);
   AddConformanceCommand(app);
   try {
     app.parse(argc, argv);

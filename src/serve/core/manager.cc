@@ -1,0 +1,456 @@
+#include "serve/core/manager.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/logging.h"
+
+namespace strata::serve {
+
+std::string_view VersionStateName(VersionState s) {
+  switch (s) {
+    case VersionState::kStart: return "START";
+    case VersionState::kLoading: return "LOADING";
+    case VersionState::kAvailable: return "AVAILABLE";
+    case VersionState::kUnloading: return "UNLOADING";
+    case VersionState::kEnd: return "END";
+  }
+  return "UNKNOWN";
+}
+
+ModelManager::ModelManager(ManagerOptions options) : options_(std::move(options)) {
+  if (!options_.loader) {
+    options_.loader = [](const std::string& name, int64_t version, const std::string& dir) {
+      return Servable::Load(name, version, dir, LoadOptions{});
+    };
+  }
+  if (options_.num_load_threads < 1) options_.num_load_threads = 2;
+}
+
+ModelManager::~ModelManager() { Stop(); }
+
+Status ModelManager::Start(const std::vector<ModelConfig>& configs) {
+  STRATA_RETURN_IF_ERROR(ValidateModelConfigList(configs));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const ModelConfig& c : configs) {
+      auto m = std::make_unique<ModelEntry>();
+      m->config = c;
+      models_[c.name] = std::move(m);
+    }
+  }
+  for (int i = 0; i < options_.num_load_threads; ++i) workers_.emplace_back([this] { RunJobs(); });
+  loop_ = std::thread([this] { Loop(); });
+  return Status::OK();
+}
+
+std::vector<ModelConfig> ModelManager::config() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ModelConfig> out;
+  for (const auto& [name, m] : models_)
+    if (m->in_config) out.push_back(m->config);
+  return out;
+}
+
+Status ModelManager::ReloadConfig(const std::vector<ModelConfig>& configs, bool wait,
+                                  std::chrono::milliseconds timeout) {
+  STRATA_RETURN_IF_ERROR(ValidateModelConfigList(configs));
+  std::set<std::string> changed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::set<std::string> listed;
+    for (const ModelConfig& c : configs) {
+      listed.insert(c.name);
+      auto it = models_.find(c.name);
+      if (it == models_.end()) {
+        auto m = std::make_unique<ModelEntry>();
+        m->config = c;
+        models_[c.name] = std::move(m);
+        changed.insert(c.name);
+        LogInfo("adding model ", c.name, " (base path ", c.base_path, ", policy ", c.policy.ToString(), ")");
+      } else if (!(it->second->config == c) || !it->second->in_config) {
+        if (it->second->config.base_path != c.base_path) it->second->versions.clear();
+        it->second->config = c;
+        it->second->in_config = true;
+        it->second->scanned = false;
+        changed.insert(c.name);
+        LogInfo("updating model ", c.name, " (base path ", c.base_path, ", policy ", c.policy.ToString(), ")");
+      }
+    }
+    for (auto& [name, m] : models_) {
+      if (!listed.count(name) && m->in_config) {
+        LogInfo("removing model ", name, ": it is no longer in the config");
+        m->in_config = false;
+      }
+    }
+    rescan_ = true;
+  }
+  cv_.notify_all();
+  if (!wait || changed.empty()) return Status::OK();
+  std::unique_lock<std::mutex> lock(mu_);
+  const bool done = settled_cv_.wait_for(lock, timeout, [&] {
+    if (stop_) return true;
+    for (const auto& name : changed) {
+      auto it = models_.find(name);
+      if (it != models_.end() && !Settled(*it->second)) return false;
+    }
+    return true;
+  });
+  if (!done) return DeadlineExceededError("config reloaded, but models are still loading after ", timeout.count(), " ms");
+  return Status::OK();
+}
+
+bool ModelManager::Settled(const ModelEntry& m) const {
+  if (!m.scanned) return false;
+  if (!m.problem.ok()) return true;
+  bool any_aspired = false;
+  for (const auto& [v, e] : m.versions) {
+    if (e.state == VersionState::kAvailable && e.aspired) return true;
+    if (e.aspired) {
+      any_aspired = true;
+      if (!(e.state == VersionState::kEnd && e.failed)) return false;
+    }
+  }
+  return any_aspired || m.versions.empty();
+}
+
+void ModelManager::RequestRescan() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    rescan_ = true;
+  }
+  cv_.notify_all();
+}
+
+void ModelManager::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_ && !loop_.joinable()) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  settled_cv_.notify_all();
+  if (loop_.joinable()) loop_.join();
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    jobs_stop_ = true;
+  }
+  jobs_cv_.notify_all();
+  for (auto& w : workers_)
+    if (w.joinable()) w.join();
+  workers_.clear();
+  // Unload everything: wait (bounded) for in-flight requests, then release.
+  std::vector<std::shared_ptr<const Servable>> held;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [name, m] : models_) {
+      for (auto& [v, e] : m->versions) {
+        if (e.servable) held.push_back(std::move(e.servable));
+        if (e.state != VersionState::kEnd) {
+          e.state = VersionState::kEnd;
+          e.status = Status::OK();
+        }
+      }
+    }
+  }
+  const auto deadline = Clock::now() + std::chrono::milliseconds(options_.unload_drain_ms);
+  for (auto& s : held) {
+    while (s.use_count() > 1 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    s.reset();
+  }
+}
+
+// ---- the manager loop ----
+
+void ModelManager::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    const auto now = Clock::now();
+    if (rescan_ || now >= next_scan_) {
+      rescan_ = false;
+      lock.unlock();
+      ScanAll();
+      lock.lock();
+      if (stop_) break;
+      const int poll = options_.file_system_poll_wait_seconds;
+      next_scan_ = poll > 0 ? Clock::now() + std::chrono::seconds(poll) : Clock::time_point::max();
+    }
+    Clock::time_point wake = next_scan_;
+    const auto step_now = Clock::now();
+    for (auto& [name, m] : models_) {
+      if (!m->busy) Step(*m, step_now);
+      for (const auto& [v, e] : m->versions) {
+        if (e.aspired && e.failed && e.state == VersionState::kEnd) wake = std::min(wake, e.next_attempt);
+        // Versions waiting to become stable are rechecked by a rescan.
+        if (e.aspired && e.state == VersionState::kStart && !e.stable)
+          wake = std::min(wake, step_now + std::chrono::milliseconds(std::clamp<int64_t>(
+                                               options_.version_stability_ms / 2, 20, 1000)));
+      }
+    }
+    settled_cv_.notify_all();
+    if (wake <= Clock::now()) continue;
+    const bool pending_stability = wake < next_scan_;
+    cv_.wait_until(lock, std::min(wake, Clock::now() + std::chrono::seconds(5)));
+    if (pending_stability && Clock::now() >= wake) rescan_ = true;
+  }
+}
+
+void ModelManager::ScanAll() {
+  struct Job {
+    std::string name;
+    std::string base_path;
+    std::set<int64_t> need_fingerprint;
+  };
+  std::vector<Job> jobs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [name, m] : models_) {
+      if (!m->in_config) continue;
+      Job j{name, m->config.base_path, {}};
+      for (const auto& [v, e] : m->versions)
+        if (e.state == VersionState::kStart || (e.state == VersionState::kEnd && e.failed)) j.need_fingerprint.insert(v);
+      jobs.push_back(std::move(j));
+    }
+  }
+  std::vector<std::pair<BasePathScan, std::map<int64_t, DirFingerprint>>> results;
+  for (const Job& j : jobs) {
+    BasePathScan scan = ScanBasePath(j.base_path, j.name);
+    std::map<int64_t, DirFingerprint> fps;
+    for (const auto& [v, dir] : scan.versions) fps[v] = FingerprintDir(dir);
+    results.emplace_back(std::move(scan), std::move(fps));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    auto it = models_.find(jobs[i].name);
+    if (it == models_.end() || it->second->config.base_path != jobs[i].base_path) continue;
+    ApplyScan(*it->second, results[i].first, results[i].second);
+  }
+  for (auto& [name, m] : models_) {
+    if (m->in_config) continue;
+    for (auto& [v, e] : m->versions) e.aspired = false;  // removed from the config: unload everything
+  }
+}
+
+void ModelManager::ApplyScan(ModelEntry& m, const BasePathScan& scan, const std::map<int64_t, DirFingerprint>& fps) {
+  m.scanned = true;
+  for (const std::string& w : scan.warnings) LogWarning(w);
+  if (!scan.problem.ok()) {
+    m.problem = scan.problem;
+    if (m.logged_problem != scan.problem.message()) {
+      LogWarning(scan.problem.message());
+      m.logged_problem = scan.problem.message();
+    }
+    // A missing base path may be a transient storage error: keep serving what is loaded. A base path without
+    // versions unloads everything, as TF Serving does.
+    if (scan.problem.message().rfind("Could not", 0) == 0) return;
+    for (auto& [v, e] : m.versions) {
+      e.aspired = false;
+      e.on_disk = false;
+    }
+    return;
+  }
+  m.problem = Status::OK();
+  m.logged_problem.clear();
+  std::vector<int64_t> present;
+  for (const auto& [v, dir] : scan.versions) present.push_back(v);
+  std::vector<std::string> warnings;
+  const std::vector<int64_t> aspired = ApplyVersionPolicy(m.config.policy, present, &warnings);
+  for (const std::string& w : warnings) LogDebug("model ", m.config.name, ": ", w);
+  const std::set<int64_t> aspired_set(aspired.begin(), aspired.end());
+  const auto sys_now = std::chrono::system_clock::now();
+  for (auto& [v, e] : m.versions) {
+    e.on_disk = scan.versions.count(v) > 0;
+    e.aspired = aspired_set.count(v) > 0;
+  }
+  for (int64_t v : aspired) {
+    auto [it, inserted] = m.versions.try_emplace(v);
+    VersionEntry& e = it->second;
+    if (inserted) {
+      e.version = v;
+      LogInfo("model ", m.config.name, ": found version ", v, " at ", scan.versions.at(v));
+    }
+    e.dir = scan.versions.at(v);
+    e.aspired = true;
+    e.on_disk = true;
+    // An unloaded version that is aspired again loads again (a failed one after its backoff).
+    if (e.state == VersionState::kEnd && !e.failed && !e.servable) {
+      e.state = VersionState::kStart;
+      e.status = Status::OK();
+      e.stable = false;
+    }
+    auto fp = fps.find(v);
+    if (fp != fps.end() && (e.state == VersionState::kStart || e.failed)) {
+      const bool old_enough =
+          sys_now - fp->second.newest_mtime >= std::chrono::milliseconds(options_.version_stability_ms);
+      // Stable: nothing written for version_stability_ms and, after the first sighting, no change in file count
+      // or size since the previous scan (catches copies that preserve modification times).
+      const bool first = e.fingerprint == DirFingerprint{};
+      const bool unchanged = fp->second == e.fingerprint;
+      if (!unchanged && e.failed && !first) e.next_attempt = Clock::now();  // files changed: retry now
+      e.fingerprint = fp->second;
+      e.stable = old_enough && (unchanged || first);
+    }
+  }
+}
+
+void ModelManager::Step(ModelEntry& m, Clock::time_point now) {
+  // 1. Unload the lowest unaspired AVAILABLE version when that keeps the model available.
+  bool any_aspired = false, aspired_ready = false;
+  int unaspired_ready = 0;
+  VersionEntry* unload = nullptr;
+  for (auto& [v, e] : m.versions) {
+    if (e.aspired) any_aspired = true;
+    if (e.state != VersionState::kAvailable) continue;
+    if (e.aspired) {
+      aspired_ready = true;
+    } else {
+      ++unaspired_ready;
+      if (!unload) unload = &e;
+    }
+  }
+  if (unload && (!any_aspired || aspired_ready || unaspired_ready > 1)) {
+    StartUnload(m, *unload);
+    return;
+  }
+  // 2. Load the highest aspired version that is new (or whose retry is due), once its directory is stable.
+  for (auto it = m.versions.rbegin(); it != m.versions.rend(); ++it) {
+    VersionEntry& e = it->second;
+    if (!e.aspired || !e.stable) continue;
+    const bool fresh = e.state == VersionState::kStart;
+    const bool retry = e.state == VersionState::kEnd && e.failed && now >= e.next_attempt &&
+                       (options_.max_num_load_retries < 0 || e.failures <= options_.max_num_load_retries);
+    if (fresh || retry) {
+      StartLoad(m, e);
+      return;
+    }
+  }
+}
+
+void ModelManager::StartLoad(ModelEntry& m, VersionEntry& v) {
+  m.busy = true;
+  v.state = VersionState::kLoading;
+  const std::string name = m.config.name, dir = v.dir;
+  const int64_t version = v.version;
+  LogInfo("loading model ", name, " version ", version, " from ", dir,
+          v.failures ? StrCat(" (attempt ", v.failures + 1, ")") : std::string());
+  Enqueue([this, name, version, dir] {
+    const auto t0 = Clock::now();
+    auto result = options_.loader(name, version, dir);
+    const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+    if (options_.on_load) options_.on_load(dir, result.status(), us);
+    if (result.ok())
+      LogInfo("model ", name, " version ", version, " is AVAILABLE (loaded in ", us / 1000, " ms)");
+    FinishLoad(name, version, std::move(result));
+  });
+}
+
+void ModelManager::FinishLoad(const std::string& model, int64_t version, StatusOr<std::shared_ptr<Servable>> result) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = models_.find(model);
+    if (it == models_.end()) return;
+    ModelEntry& m = *it->second;
+    m.busy = false;
+    auto vit = m.versions.find(version);
+    if (vit == m.versions.end()) return;
+    VersionEntry& v = vit->second;
+    if (result.ok()) {
+      v.servable = std::move(result).value();
+      v.state = VersionState::kAvailable;
+      v.status = Status::OK();
+      v.failed = false;
+      v.failures = 0;
+    } else {
+      ++v.failures;
+      v.state = VersionState::kEnd;
+      v.status = result.status();
+      v.failed = true;
+      const int shift = std::min(v.failures - 1, 20);
+      const int64_t delay = std::min(options_.retry_max_ms, options_.retry_initial_ms << shift);
+      v.next_attempt = Clock::now() + std::chrono::milliseconds(delay);
+      const bool more = options_.max_num_load_retries < 0 || v.failures <= options_.max_num_load_retries;
+      LogError("model ", model, " version ", version, " failed to load: ", v.status.message(),
+               more ? StrCat("; retrying in ", delay, " ms") : std::string("; giving up"));
+    }
+    TrimHistory(m);
+  }
+  cv_.notify_all();
+  settled_cv_.notify_all();
+}
+
+void ModelManager::StartUnload(ModelEntry& m, VersionEntry& v) {
+  m.busy = true;
+  v.state = VersionState::kUnloading;
+  std::shared_ptr<const Servable> servable = std::move(v.servable);
+  const std::string name = m.config.name;
+  const int64_t version = v.version;
+  LogInfo("unloading model ", name, " version ", version);
+  Enqueue([this, name, version, servable]() mutable {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(options_.unload_drain_ms);
+    // Requests that hold the servable finish first; then the session and its memory go at once.
+    while (servable.use_count() > 1 && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    servable.reset();
+    FinishUnload(name, version);
+  });
+}
+
+void ModelManager::FinishUnload(const std::string& model, int64_t version) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = models_.find(model);
+    if (it == models_.end()) return;
+    ModelEntry& m = *it->second;
+    m.busy = false;
+    auto vit = m.versions.find(version);
+    if (vit != m.versions.end()) {
+      vit->second.state = VersionState::kEnd;
+      vit->second.status = Status::OK();
+      vit->second.failed = false;
+    }
+    LogInfo("model ", model, " version ", version, " unloaded");
+    TrimHistory(m);
+  }
+  cv_.notify_all();
+  settled_cv_.notify_all();
+}
+
+void ModelManager::TrimHistory(ModelEntry& m) {
+  int ended = 0;
+  for (const auto& [v, e] : m.versions)
+    if (e.state == VersionState::kEnd && !e.aspired) ++ended;
+  for (auto it = m.versions.begin(); it != m.versions.end() && ended > options_.max_status_history;) {
+    if (it->second.state == VersionState::kEnd && !it->second.aspired) {
+      it = m.versions.erase(it);
+      --ended;
+    } else {
+      ++it;
+    }
+  }
+}
+
+// ---- load/unload workers ----
+
+void ModelManager::Enqueue(std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    jobs_.push_back(std::move(job));
+  }
+  jobs_cv_.notify_one();
+}
+
+void ModelManager::RunJobs() {
+  while (true) {
+    std::function<void()> job;
+    {
+      std::unique_lock<std::mutex> lock(jobs_mu_);
+      jobs_cv_.wait(lock, [&] { return jobs_stop_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job();
+  }
+}
+
+}  // namespace strata::serve

@@ -1,0 +1,96 @@
+#include "serve/grpc/grpc_server.h"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/server_credentials.h>
+
+#include <charconv>
+#include <future>
+
+#include "core/logging.h"
+#include "serve/grpc/grpc_services.h"
+
+namespace strata::serve {
+
+struct GrpcServer::Impl {
+  std::unique_ptr<PredictionServiceImpl> prediction;
+  std::unique_ptr<ModelServiceImpl> model;
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+  bool stopped = false;
+};
+
+namespace {
+
+void AddChannelArguments(const std::string& args, grpc::ServerBuilder* builder) {
+  size_t pos = 0;
+  while (pos < args.size()) {
+    size_t end = args.find(',', pos);
+    if (end == std::string::npos) end = args.size();
+    const std::string kv = args.substr(pos, end - pos);
+    pos = end + 1;
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      LogWarning("--grpc_channel_arguments: ignoring '", kv, "' (expected key=value)");
+      continue;
+    }
+    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    int v = 0;
+    auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (r.ec == std::errc() && r.ptr == value.data() + value.size())
+      builder->AddChannelArgument(key, v);
+    else
+      builder->AddChannelArgument(key, value);
+  }
+}
+
+std::shared_ptr<grpc::ServerCredentials> Credentials(const GrpcOptions& o) {
+  if (!o.use_ssl) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions ssl(o.ssl.client_verify
+                                            ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                                            : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  ssl.pem_root_certs = o.ssl.custom_ca;
+  ssl.pem_key_cert_pairs.push_back({o.ssl.server_key, o.ssl.server_cert});
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcOptions& options, Predictor* predictor,
+                                                        ServingMetrics* metrics, ReloadConfigFn reload) {
+  std::unique_ptr<GrpcServer> server(new GrpcServer());
+  server->impl_ = std::make_unique<Impl>();
+  Impl& impl = *server->impl_;
+  impl.prediction = std::make_unique<PredictionServiceImpl>(predictor, metrics, options.tensor_content);
+  impl.model = std::make_unique<ModelServiceImpl>(predictor, metrics, std::move(reload));
+  grpc::ServerBuilder builder;
+  const std::string address = StrCat(options.host, ":", options.port);
+  builder.AddListeningPort(address, Credentials(options), &impl.port);
+  const int max_message = static_cast<int>(std::min<int64_t>(options.max_message_bytes, INT32_MAX));
+  builder.SetMaxReceiveMessageSize(max_message);
+  builder.SetMaxSendMessageSize(max_message);
+  if (options.max_threads > 0) {
+    grpc::ResourceQuota quota("strata_grpc");
+    quota.SetMaxThreads(options.max_threads);
+    builder.SetResourceQuota(quota);
+  }
+  AddChannelArguments(options.channel_arguments, &builder);
+  builder.RegisterService(impl.prediction.get());
+  builder.RegisterService(impl.model.get());
+  impl.server = builder.BuildAndStart();
+  if (!impl.server || impl.port == 0)
+    return UnavailableError("cannot listen for gRPC on ", address, " (port in use or bad address)");
+  return server;
+}
+
+GrpcServer::~GrpcServer() { Shutdown(std::chrono::milliseconds(0)); }
+
+int GrpcServer::port() const { return impl_->port; }
+
+void GrpcServer::Shutdown(std::chrono::milliseconds grace) {
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->server->Shutdown(std::chrono::system_clock::now() + grace);
+  impl_->server->Wait();
+}
+
+}  // namespace strata::serve

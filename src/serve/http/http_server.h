@@ -1,0 +1,64 @@
+// An asynchronous HTTP/1.1 server (Boost.Beast/Asio) with keep-alive, a request body limit, gzip request bodies,
+// and graceful shutdown. Handlers answer through a Responder that may be called from any thread. No Beast headers
+// here.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "strata/status.h"
+
+namespace strata::serve {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // path and query, as sent
+  std::string body;    // decompressed when Content-Encoding was gzip
+  std::string origin;  // Origin header
+  std::string request_timeout_ms;  // X-Request-Timeout-Ms header (strata extension), "" when absent
+  std::chrono::steady_clock::time_point received;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+using Responder = std::function<void(HttpResponse)>;
+using HttpHandler = std::function<void(HttpRequest&&, Responder)>;
+
+struct HttpServerOptions {
+  std::string host = "0.0.0.0";
+  int port = 0;  // 0 = pick a free port
+  int threads = 2;
+  int64_t body_limit = 256ll << 20;
+  int64_t gzip_limit = 100ll << 20;  // decompressed size limit (TF Serving's 100 MiB)
+  std::chrono::seconds idle_timeout{75};
+};
+
+class HttpServer {
+ public:
+  static StatusOr<std::unique_ptr<HttpServer>> Start(const HttpServerOptions& options, HttpHandler handler);
+  ~HttpServer();
+  int port() const;
+  // Stops accepting, lets requests being handled finish (at most `grace`), closes every connection, joins threads.
+  void Shutdown(std::chrono::milliseconds grace);
+  int64_t in_flight() const;
+
+  struct Impl;
+
+ private:
+  HttpServer() = default;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Inflates a gzip (or zlib) body; fails above `limit` bytes.
+StatusOr<std::string> GunzipBody(std::string_view compressed, int64_t limit);
+
+}  // namespace strata::serve

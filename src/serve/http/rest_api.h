@@ -1,0 +1,41 @@
+// The REST front end: TF Serving's /v1 API over the Predictor, plus /healthz, /readyz, GET /v1/models and the
+// Prometheus endpoint. A thin adapter: URL → route, JSON → request structs, Status → HTTP code and {"error": ...}.
+#pragma once
+
+#include <string>
+
+#include "serve/core/predictor.h"
+#include "serve/http/http_server.h"
+#include "serve/metrics.h"
+
+namespace strata::serve {
+
+struct RestOptions {
+  int64_t timeout_ms = 30000;
+  bool cors = false;
+  bool metrics_enabled = true;
+  std::string metrics_path = "/monitoring/prometheus/metrics";
+};
+
+class RestApi {
+ public:
+  RestApi(Predictor* predictor, ServingMetrics* metrics, RestOptions options)
+      : predictor_(predictor), metrics_(metrics), options_(std::move(options)) {}
+
+  // The HttpHandler.
+  void Handle(HttpRequest&& request, Responder respond);
+
+ private:
+  void HandleV1(HttpRequest&& request, const std::string& path, Responder respond);
+  void Predict(HttpRequest&& request, const ModelSpec& spec, Responder respond);
+  void ExamplesCall(HttpRequest&& request, const ModelSpec& spec, bool classify, Responder respond);
+  // Counts the request and answers it.
+  void Finish(const Responder& respond, const std::string& model, const char* api, std::chrono::steady_clock::time_point received,
+              const Status& status, std::string body);
+
+  Predictor* predictor_;
+  ServingMetrics* metrics_;
+  RestOptions options_;
+};
+
+}  // namespace strata::serve

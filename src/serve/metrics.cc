@@ -1,0 +1,211 @@
+#include "serve/metrics.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+namespace strata::serve {
+
+namespace {
+
+constexpr char kSep = '\x1f';
+
+std::string EscapeLabel(const std::string& v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\' || c == '"') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string FormatNumber(double v) {
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  if (std::isnan(v)) return "NaN";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.12g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string MetricFamily::Key(const std::vector<std::string>& values) {
+  std::string k;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) k.push_back(kSep);
+    k += values[i];
+  }
+  return k;
+}
+
+std::vector<std::string> MetricFamily::Unkey(const std::string& key) {
+  std::vector<std::string> out(1);
+  for (char c : key) {
+    if (c == kSep)
+      out.emplace_back();
+    else
+      out.back().push_back(c);
+  }
+  return out;
+}
+
+std::string MetricFamily::Series(const std::string& suffix, const std::vector<std::string>& values,
+                                 const std::string& extra) const {
+  std::string s = name_ + suffix;
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < labels_.size() && i < values.size(); ++i)
+    parts.push_back(labels_[i] + "=\"" + EscapeLabel(values[i]) + "\"");
+  if (!extra.empty()) parts.push_back(extra);
+  if (!parts.empty()) {
+    s.push_back('{');
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (i) s.push_back(',');
+      s += parts[i];
+    }
+    s.push_back('}');
+  }
+  return s;
+}
+
+void Counter::Add(const std::vector<std::string>& values, int64_t delta) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cells_[Key(values)] += delta;
+}
+
+int64_t Counter::Get(const std::vector<std::string>& values) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = cells_.find(Key(values));
+  return it == cells_.end() ? 0 : it->second;
+}
+
+int64_t Counter::Total() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t total = 0;
+  for (const auto& [key, v] : cells_) total += v;
+  return total;
+}
+
+void Counter::Expose(std::string* out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cells_.empty()) return;
+  *out += "# TYPE " + name_ + " counter\n";
+  for (const auto& [key, v] : cells_) *out += Series("", labels_.empty() ? std::vector<std::string>{} : Unkey(key), "") + " " + std::to_string(v) + "\n";
+}
+
+void Gauge::Set(const std::vector<std::string>& values, double v) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cells_[Key(values)] = v;
+}
+
+void Gauge::Reset(std::map<std::vector<std::string>, double> values) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cells_.clear();
+  for (auto& [k, v] : values) cells_[Key(k)] = v;
+}
+
+void Gauge::Expose(std::string* out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cells_.empty()) return;
+  *out += "# TYPE " + name_ + " gauge\n";
+  for (const auto& [key, v] : cells_)
+    *out += Series("", labels_.empty() ? std::vector<std::string>{} : Unkey(key), "") + " " + FormatNumber(v) + "\n";
+}
+
+std::vector<double> Histogram::Exponential(double scale, double growth, int n) {
+  std::vector<double> b;
+  double v = scale;
+  for (int i = 0; i < n; ++i) {
+    b.push_back(v);
+    v *= growth;
+  }
+  return b;
+}
+
+void Histogram::Observe(const std::vector<std::string>& values, double v) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Cell& c = cells_[Key(values)];
+  if (c.counts.empty()) c.counts.assign(bounds_.size() + 1, 0);
+  size_t i = 0;
+  while (i < bounds_.size() && v > bounds_[i]) ++i;
+  ++c.counts[i];
+  c.sum += v;
+  ++c.count;
+}
+
+int64_t Histogram::Count(const std::vector<std::string>& values) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = cells_.find(Key(values));
+  return it == cells_.end() ? 0 : it->second.count;
+}
+
+double Histogram::Sum(const std::vector<std::string>& values) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = cells_.find(Key(values));
+  return it == cells_.end() ? 0 : it->second.sum;
+}
+
+void Histogram::Expose(std::string* out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cells_.empty()) return;
+  *out += "# TYPE " + name_ + " histogram\n";
+  for (const auto& [key, c] : cells_) {
+    const std::vector<std::string> values = labels_.empty() ? std::vector<std::string>{} : Unkey(key);
+    int64_t cumulative = 0;
+    for (size_t i = 0; i <= bounds_.size(); ++i) {
+      cumulative += c.counts[i];
+      const std::string le = i < bounds_.size() ? FormatNumber(bounds_[i]) : "+Inf";
+      *out += Series("_bucket", values, "le=\"" + le + "\"") + " " + std::to_string(cumulative) + "\n";
+    }
+    *out += Series("_sum", values, "") + " " + FormatNumber(c.sum) + "\n";
+    *out += Series("_count", values, "") + " " + std::to_string(c.count) + "\n";
+  }
+}
+
+ServingMetrics::ServingMetrics() {
+  families_ = {&request_count,       &request_latency,      &runtime_latency,    &request_example_counts,
+               &request_example_count_total, &model_warmup_latency, &model_warmup_records_read,
+               &queuing_latency,     &wrapped_run_count,    &input_batch_size,   &processed_batch_size,
+               &padding_size,        &load_attempt_count,   &load_latency,       &load_latency_by_stage,
+               &process_rss_bytes,   &model_memory_bytes,   &plan_cache_misses,  &model_version_state,
+               &batch_queue_tasks};
+}
+
+Counter* ServingMetrics::FindCounter(const std::string& name) {
+  for (MetricFamily* f : families_)
+    if (f->name() == name) return dynamic_cast<Counter*>(f);
+  return nullptr;
+}
+
+void ServingMetrics::AddCollector(std::function<void(ServingMetrics&)> fn) {
+  std::lock_guard<std::mutex> lock(collectors_mu_);
+  collectors_.push_back(std::move(fn));
+}
+
+std::string ServingMetrics::Expose() {
+  {
+    std::lock_guard<std::mutex> lock(collectors_mu_);
+    for (auto& fn : collectors_) fn(*this);
+  }
+  std::string out;
+  for (const MetricFamily* f : families_) f->Expose(&out);
+  if (out.empty() || out.back() != '\n') out.push_back('\n');
+  return out;
+}
+
+int64_t ProcessRssBytes() {
+  std::ifstream f("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  if (!(f >> size >> resident)) return 0;
+  return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace strata::serve
