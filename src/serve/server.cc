@@ -145,7 +145,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   AddCollectors(metrics, impl.manager.get(), impl.batcher.get());
 
   // Listeners open at once; models are served as they become AVAILABLE.
-  if (o.rest_port != 0 && o.rest_port == o.grpc_port) {
+  if (o.rest_port > 0 && o.rest_port == o.grpc_port) {
     LogError("--rest_api_port equals --port (", o.rest_port, "); the REST API is not started");
     o.rest_port = 0;
   }

@@ -354,8 +354,10 @@ Status ColumnarInputs(const dom::element& value, const SignatureDef& sig, NamedT
     if (sig.inputs.size() != 1)
       return InvalidArgumentError("inputs is a plain value/list, but expecting an object as multiple input tensors "
                                   "required as per tensorinfo_map");
-    STRATA_ASSIGN_OR_RETURN(Tensor t, TensorFromJson(value, sig.inputs[0].dtype));
-    inputs->emplace_back(sig.inputs[0].alias, std::move(t));
+    auto t = TensorFromJson(value, sig.inputs[0].dtype);
+    if (!t.ok())
+      return Status(t.status().code(), StrCat(t.status().message(), " (input '", sig.inputs[0].alias, "')"));
+    inputs->emplace_back(sig.inputs[0].alias, std::move(t).value());
     return Status::OK();
   }
   dom::object o = value.get_object().value_unsafe();
@@ -374,7 +376,7 @@ Status ColumnarInputs(const dom::element& value, const SignatureDef& sig, NamedT
                                   " Expected inputs: ", StrJoin(expected, ", "), ".");
     }
     auto t = TensorFromJson(v, in.dtype);
-    if (!t.ok()) return Status(t.status().code(), StrCat("input '", in.alias, "': ", t.status().message()));
+    if (!t.ok()) return Status(t.status().code(), StrCat(t.status().message(), " (input '", in.alias, "')"));
     inputs->emplace_back(in.alias, std::move(t).value());
   }
   return Status::OK();

@@ -1,0 +1,251 @@
+// End to end on 127.0.0.1: a real server with a strata-exported model (iris, two versions and labels) and a
+// PyTorch-exported one (mlp), plus small models for strings, several inputs and Classify/Regress. Every REST
+// endpoint, errors included, checked field by field against specs/tf-serving.md.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/file_util.h"
+#include "e2e_fixture.h"
+#include "json_compare.h"
+
+namespace strata::serve {
+namespace {
+
+using testing::ExpectJsonEqImpl;
+
+TEST_F(E2eTest, ModelStatus) {
+  auto r = Rest("GET", "/v1/models/iris");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["content-type"], "application/json");
+  ExpectJsonEq(r.body, R"({"model_version_status": [
+      {"version": "2", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}},
+      {"version": "1", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}}]})");
+  r = Rest("GET", "/v1/models/iris/versions/1");
+  ExpectJsonEq(r.body, R"({"model_version_status": [
+      {"version": "1", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}}]})");
+  // As TF Serving: the label is ignored by the status API.
+  r = Rest("GET", "/v1/models/iris/labels/no_such_label");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(JsonField(r.body, "model_version_status").size(), 2u);
+  r = Rest("GET", "/v1/models/nope");
+  EXPECT_EQ(r.status, 404);
+  ExpectJsonEq(r.body, R"({"error": "Could not find any versions of model nope"})");
+  r = Rest("GET", "/v1/models/iris/versions/9");
+  EXPECT_EQ(r.status, 404);
+  ExpectJsonEq(r.body, R"({"error": "Could not find version 9 of model iris"})");
+}
+
+TEST_F(E2eTest, ModelMetadata) {
+  auto r = Rest("GET", "/v1/models/iris/metadata");
+  EXPECT_EQ(r.status, 200);
+  const std::string sig = R"("serving_default": {
+      "inputs": {"features": {"dtype": "DT_FLOAT", "tensor_shape": {"dim": [{"size": "-1", "name": ""},
+                 {"size": "4", "name": ""}], "unknown_rank": false}, "name": "features"}},
+      "outputs": {
+        "logits": {"dtype": "DT_FLOAT", "tensor_shape": {"dim": [{"size": "-1", "name": ""}, {"size": "3", "name": ""}],
+                   "unknown_rank": false}, "name": "logits"},
+        "probabilities": {"dtype": "DT_FLOAT", "tensor_shape": {"dim": [{"size": "-1", "name": ""},
+                          {"size": "3", "name": ""}], "unknown_rank": false}, "name": "probabilities"}},
+      "method_name": "tensorflow/serving/predict", "defaults": {}})";
+  ExpectJsonEq(r.body, R"({"model_spec": {"name": "iris", "signature_name": "", "version": "2"},
+                           "metadata": {"signature_def": {"signature_def": {)" + sig + "}}}}");
+  r = Rest("GET", "/v1/models/iris/versions/1/metadata");
+  ExpectJsonEq(JsonField(r.body, "model_spec").raw, R"({"name": "iris", "signature_name": "", "version": "1"})");
+  r = Rest("GET", "/v1/models/iris/labels/stable/metadata");
+  ExpectJsonEq(JsonField(r.body, "model_spec").raw, R"({"name": "iris", "signature_name": "", "version": "1"})");
+  r = Rest("GET", "/v1/models/iris/labels/canary/metadata");
+  ExpectJsonEq(JsonField(r.body, "model_spec").raw, R"({"name": "iris", "signature_name": "", "version": "2"})");
+  r = Rest("GET", "/v1/models/iris/labels/beta/metadata");
+  EXPECT_EQ(r.status, 400);
+  ExpectJsonEq(r.body, R"({"error": "Unrecognized servable version label: beta"})");
+  r = Rest("GET", "/v1/models/iris/versions/9/metadata");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(ErrorOf(r).rfind("Servable not found for request: Specific(iris, 9)", 0), 0u) << r.body;
+  // The PyTorch export's signature: symbolic batch dim → -1.
+  r = Rest("GET", "/v1/models/mlp/metadata");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find(R"("input": {"dtype": "DT_FLOAT", "tensor_shape": {"dim": [{"size": "-1", "name": ""}, {"size": "8", "name": ""}])"),
+            std::string::npos)
+      << r.body;
+}
+
+TEST_F(E2eTest, PredictRowAndColumnar) {
+  // iris v2 (shift 1): logits = x @ W + b.
+  auto r = Rest("POST", "/v1/models/iris:predict",
+                R"({"signature_name": "serving_default", "instances": [[5.1, 3.5, 1.4, 0.2], [6.7, 3.0, 5.2, 2.3]]})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  ExpectJsonEq(r.body, "{\"predictions\": [{\"logits\": " + IrisRow({5.1f, 3.5f, 1.4f, 0.2f}, 1, false) +
+                           ", \"probabilities\": " + IrisRow({5.1f, 3.5f, 1.4f, 0.2f}, 1, true) +
+                           "}, {\"logits\": " + IrisRow({6.7f, 3.0f, 5.2f, 2.3f}, 1, false) +
+                           ", \"probabilities\": " + IrisRow({6.7f, 3.0f, 5.2f, 2.3f}, 1, true) + "}]}");
+  // Version and label routing.
+  r = Rest("POST", "/v1/models/iris/versions/1:predict", R"({"inputs": {"features": [[5.1, 3.5, 1.4, 0.2]]}})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  ExpectJsonEq(r.body, "{\"outputs\": {\"logits\": [" + IrisRow({5.1f, 3.5f, 1.4f, 0.2f}, 0, false) +
+                           "], \"probabilities\": [" + IrisRow({5.1f, 3.5f, 1.4f, 0.2f}, 0, true) + "]}}");
+  r = Rest("POST", "/v1/models/iris/labels/stable:predict", R"({"inputs": [[0, 0, 0, 0]]})");
+  ExpectJsonEq(r.body, R"({"outputs": {"logits": [[0.0, -1.0, 0.25]], "probabilities": [[0.0, 0.0, 0.25]]}})");
+  r = Rest("POST", "/v1/models/iris/labels/canary:predict", R"({"inputs": [[0, 0, 0, 0]]})");
+  ExpectJsonEq(r.body, R"({"outputs": {"logits": [[1.0, 0.0, 1.25]], "probabilities": [[1.0, 0.0, 1.25]]}})");
+  // One output: the name is dropped; floats are printed shortest round-trip with ".0".
+  r = Rest("POST", "/v1/models/half:predict", R"({"instances": [1.0, 2.0, 5.0]})");
+  EXPECT_EQ(r.body, R"({"predictions": [2.5,3.0,4.5]})");
+  r = Rest("POST", "/v1/models/half:predict", R"({"inputs": [1.0, 2.0]})");
+  EXPECT_EQ(r.body, R"({"outputs": [2.5,3.0]})");
+}
+
+TEST_F(E2eTest, PredictPyTorchExport) {
+  auto r = Rest("POST", "/v1/models/mlp:predict", torch_input_);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string predictions = JsonField(r.body, "predictions").raw;
+  // PyTorch's own output for the same input, within float tolerance.
+  EXPECT_EQ(testing::JsonDiff(predictions, torch_expected_), "");
+}
+
+TEST_F(E2eTest, StringsAndSeveralInputs) {
+  const std::string hello = Base64Encode("hello"), hallo = Base64Encode("hallo");
+  auto r = Rest("POST", "/v1/models/tagger:predict", R"({"instances": ["hello", {"b64": "aGFsbG8="}]})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  ExpectJsonEq(r.body, "{\"predictions\": [{\"b64\": \"" + hello + "\"}, {\"b64\": \"" + hallo + "\"}]}");
+  r = Rest("POST", "/v1/models/pair:predict", R"({"instances": [{"a": [1, 2], "b": [10, 20]}, {"a": [3, 4], "b": [30, 40]}]})");
+  ExpectJsonEq(r.body, R"({"predictions": [[11.0, 22.0], [33.0, 44.0]]})");
+  r = Rest("POST", "/v1/models/pair:predict", R"({"inputs": {"a": [[1, 2]], "b": [[0.5, 0.5]]}})");
+  ExpectJsonEq(r.body, R"({"outputs": [[1.5, 2.5]]})");
+}
+
+TEST_F(E2eTest, ClassifyAndRegress) {
+  // scorer: scores = [0.5 age + 0.25 spend, -0.5 age + spend]; no classes output → labels "".
+  auto r = Rest("POST", "/v1/models/scorer:classify", R"({"examples": [{"age": 2.0, "spend": 4.0}, {"age": 1, "spend": 0}]})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  ExpectJsonEq(r.body, R"({"results": [[["", 2.0], ["", 3.0]], [["", 0.5], ["", -0.5]]]})");
+  // Context features fill every example.
+  r = Rest("POST", "/v1/models/scorer:classify", R"({"context": {"spend": 4.0}, "examples": [{"age": 2.0}]})");
+  ExpectJsonEq(r.body, R"({"results": [[["", 2.0], ["", 3.0]]]})");
+  r = Rest("POST", "/v1/models/half:regress", R"({"examples": [{"x": 1.5}, {"x": 3}]})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  ExpectJsonEq(r.body, R"({"results": [2.75, 3.5]})");
+  // Signatures that do not fit: UNIMPLEMENTED with the reason.
+  r = Rest("POST", "/v1/models/scorer:regress", R"({"examples": [{"age": 2.0, "spend": 4.0}]})");
+  EXPECT_EQ(r.status, 501);
+  EXPECT_NE(ErrorOf(r).find("Regress is not available for model 'scorer'"), std::string::npos) << r.body;
+  r = Rest("POST", "/v1/models/iris:classify", R"({"examples": [{"features": [1, 2, 3, 4]}]})");
+  EXPECT_EQ(r.status, 501);
+  EXPECT_NE(ErrorOf(r).find("output named 'scores'"), std::string::npos) << r.body;
+  r = Rest("POST", "/v1/models/scorer:classify", R"({"examples": [{"age": 2.0}]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(ErrorOf(r).find("example 0 has no feature 'spend'"), std::string::npos) << r.body;
+  r = Rest("POST", "/v1/models/scorer:classify", R"({"instances": [1]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(ErrorOf(r), "When method is classify, key 'examples' is expected and was not found");
+}
+
+TEST_F(E2eTest, PredictErrors) {
+  // Wrong input name: the expected inputs and the closest one.
+  auto r = Rest("POST", "/v1/models/iris:predict", R"({"inputs": {"featurs": [[1, 2, 3, 4]]}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(ErrorOf(r).rfind("Missing named input: features in 'inputs' object.", 0), 0u);
+  EXPECT_NE(ErrorOf(r).find("Did you mean 'features' instead of 'featurs'?"), std::string::npos) << r.body;
+  // Shape mismatch: model, version, input, expected and actual.
+  r = Rest("POST", "/v1/models/iris/versions/1:predict", R"({"instances": [[1, 2, 3]]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(ErrorOf(r), "input 'features' of model 'iris' version 1 (signature 'serving_default') expects shape "
+                        "[batch,4] and dtype float32 (DT_FLOAT), got shape [1,3] and dtype float32 (DT_FLOAT)");
+  r = Rest("POST", "/v1/models/iris:predict", R"({"signature_name": "foo", "instances": [[1, 2, 3, 4]]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(ErrorOf(r), "Serving signature name: \"foo\" not found in signature def");
+  r = Rest("POST", "/v1/models/nope:predict", R"({"instances": [1]})");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(ErrorOf(r).rfind("Servable not found for request: Latest(nope)", 0), 0u);
+  EXPECT_NE(ErrorOf(r).find("known models: half, iris, mlp, pair, scorer, tagger"), std::string::npos) << r.body;
+  r = Rest("POST", "/v1/models/iris/versions/7:predict", R"({"instances": [[1, 2, 3, 4]]})");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(ErrorOf(r).rfind("Servable not found for request: Specific(iris, 7)", 0), 0u);
+  r = Rest("POST", "/v1/models/iris:predict", "");
+  EXPECT_EQ(r.status, 400);
+  ExpectJsonEq(r.body, R"({"error": "JSON Parse error: The document is empty"})");
+  r = Rest("POST", "/v1/models/iris:predict", R"({"instances": [[1, 2, 3, 4]], "inputs": [[1, 2, 3, 4]]})");
+  EXPECT_EQ(ErrorOf(r), "Not formatted correctly expecting only one of 'inputs' or 'instances' keys to exist");
+  r = Rest("POST", "/v1/models/iris:predict", R"({"instances": [["a", 2, 3, 4]]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(ErrorOf(r).find("JSON Value: \"a\" Type: String is not of expected type: float"), std::string::npos);
+  // gzip request bodies are decompressed.
+  const std::string body = R"({"instances": [1.0]})";
+  auto gz = Rest("POST", "/v1/models/half:predict", Gzip(body), {{"Content-Encoding", "gzip"}});
+  EXPECT_EQ(gz.body, R"({"predictions": [2.5]})");
+  // Request-size limit: 413 with a JSON error.
+  std::string big = "{\"instances\": [" + std::string(2 << 20, ' ') + "1.0]}";
+  auto too_big = Rest("POST", "/v1/models/half:predict", big);
+  EXPECT_EQ(too_big.status, 413);
+  EXPECT_NE(ErrorOf(too_big).find("request body is larger than the limit of 1048576 bytes"), std::string::npos);
+}
+
+TEST_F(E2eTest, UrlGrammar) {
+  for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"POST", "/v1/models/iris/metadata"},
+           {"GET", "/v1/models/iris:predict"},
+           {"POST", "/v1/models/iris:PREDICT"},
+           {"GET", "/v1/models/iris/versions/abc"},
+           {"GET", "/v1/models/iris/version/1"},
+           {"GET", "/v1/models/iris/versions/1/labels/x"},
+           {"GET", "/v1/models/iris/"},
+           {"POST", "/v1/models/iris:explain"}}) {
+    auto r = Rest(method, path, method == "POST" ? "{}" : "");
+    EXPECT_EQ(r.status, 400) << method << " " << path;
+    EXPECT_EQ(ErrorOf(r).rfind("Malformed request: " + method + " " + path, 0), 0u) << r.body;
+    EXPECT_NE(ErrorOf(r).find("valid forms are"), std::string::npos);
+  }
+  auto r = Rest("GET", "/v1/models/iris/versions/99999999999999999999");
+  EXPECT_EQ(ErrorOf(r), "Failed to convert version: 99999999999999999999 to numeric.");
+  r = Rest("GET", "/v2/models/iris");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.headers["content-type"], "text/html");
+  // URL-escaped model names.
+  r = Rest("GET", "/v1/models/%69ris/versions/1");
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+TEST_F(E2eTest, ExtensionsHealthMetricsAndCors) {
+  auto r = Rest("GET", "/v1/models");
+  EXPECT_EQ(r.status, 200);
+  const auto models = JsonField(r.body, "models");
+  EXPECT_EQ(models.size(), 6u);
+  EXPECT_NE(r.body.find(R"("name": "iris")"), std::string::npos);
+  EXPECT_NE(r.body.find(R"("labels": {"canary": "2", "stable": "1"})"), std::string::npos) << r.body;
+  r = Rest("GET", "/healthz");
+  EXPECT_EQ(r.status, 200);
+  r = Rest("GET", "/readyz");
+  EXPECT_EQ(r.status, 200);
+  ExpectJsonEq(r.body, R"({"ready": true})");
+  r = Rest("OPTIONS", "/v1/models/iris:predict", "", {{"Origin", "https://example.com"}});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "");
+  r = Rest("OPTIONS", "/v1/models/iris:predict");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body, "");
+  Rest("POST", "/v1/models/half:predict", R"({"instances": [1.0]})");
+  Rest("GET", "/v1/models/nope");
+  r = Rest("GET", "/monitoring/prometheus/metrics");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["content-type"].rfind("text/plain", 0), 0u);
+  const std::string& m = r.body;
+  EXPECT_NE(m.find("# TYPE :tensorflow:serving:request_count counter"), std::string::npos);
+  EXPECT_NE(m.find(":tensorflow:serving:request_count{model_name=\"half\",status=\"OK\"}"), std::string::npos);
+  EXPECT_NE(m.find(":tensorflow:serving:request_count{model_name=\"nope\",status=\"NOT_FOUND\"}"), std::string::npos);
+  EXPECT_NE(m.find(":tensorflow:serving:request_latency_bucket{model_name=\"half\",API=\"predict\",entrypoint=\"REST\",le=\"10\"}"),
+            std::string::npos);
+  EXPECT_NE(m.find(":tensorflow:cc:saved_model:load_attempt_count{model_path=\"" + base_ + "/iris/1\",status=\"success\"} 1"),
+            std::string::npos);
+  EXPECT_NE(m.find(":strata:serving:process_resident_memory_bytes "), std::string::npos);
+  EXPECT_NE(m.find(":strata:serving:model_memory_bytes{model_name=\"iris\",version=\"2\"} 60"), std::string::npos) << m;
+  EXPECT_NE(m.find(":strata:serving:plan_cache_misses{model_name=\"iris\",version=\"2\"}"), std::string::npos);
+  EXPECT_NE(m.find(":strata:serving:model_version_state{model_name=\"iris\",version=\"1\",state=\"AVAILABLE\"} 1"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace strata::serve

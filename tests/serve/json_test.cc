@@ -1,0 +1,265 @@
+// REST JSON bodies against specs/tf-serving.md §1.5-1.8: request formats into tensors, error messages verbatim,
+// and response layouts and number formatting.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "json_compare.h"
+#include "serve/api/json_codec.h"
+#include "serve/core/signature.h"
+
+namespace strata::serve {
+namespace {
+
+SignatureDef Sig(std::vector<std::pair<std::string, DType>> inputs, std::vector<std::pair<std::string, DType>> outputs = {}) {
+  SignatureDef s;
+  for (auto& [n, d] : inputs) s.inputs.push_back({n, n, d, PartialShape::Unknown()});
+  for (auto& [n, d] : outputs) s.outputs.push_back({n, n, d, PartialShape::Unknown()});
+  return s;
+}
+
+struct Parsed {
+  Status status;
+  NamedTensors inputs;
+  bool row = false;
+};
+
+Parsed ParsePredict(const std::string& body, const SignatureDef& sig) {
+  Parsed p;
+  JsonRequest req;
+  p.status = req.Parse(body);
+  if (p.status.ok()) p.status = req.PredictInputs(sig, &p.inputs, &p.row);
+  return p;
+}
+
+TEST(JsonRequestTest, RowFormatStacksInstances) {
+  Parsed p = ParsePredict(R"({"instances": [1.0, 2.0, 5.0]})", Sig({{"x", DType::kFloat32}}));
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_TRUE(p.row);
+  ASSERT_EQ(p.inputs.size(), 1u);
+  EXPECT_EQ(p.inputs[0].first, "x");
+  EXPECT_EQ(p.inputs[0].second.shape(), (Shape{3}));
+  EXPECT_EQ(p.inputs[0].second.ToVector<float>(), (std::vector<float>{1, 2, 5}));
+  // Nested instances: shape [len(instances)] + shape(element); integers are accepted for floats.
+  p = ParsePredict(R"({"signature_name": "serving_default", "instances": [[5.1, 3.5, 1.4, 0.2], [6, 3, 5, 2]]})",
+                   Sig({{"features", DType::kFloat32}}));
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_EQ(p.inputs[0].second.shape(), (Shape{2, 4}));
+  EXPECT_FLOAT_EQ(p.inputs[0].second.ToVector<float>()[4], 6.0f);
+  // Objects keyed by input name, even with a single input.
+  p = ParsePredict(R"({"instances": [{"x": [1, 2]}, {"x": [3, 4]}]})", Sig({{"x", DType::kInt64}}));
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_EQ(p.inputs[0].second.shape(), (Shape{2, 2}));
+  EXPECT_EQ(p.inputs[0].second.ToVector<int64_t>(), (std::vector<int64_t>{1, 2, 3, 4}));
+}
+
+TEST(JsonRequestTest, RowFormatWithSeveralInputsAndBinary) {
+  Parsed p = ParsePredict(R"({"instances": [{"text": "hello", "lang": "en"}, {"text": "hallo", "lang": "de"}]})",
+                          Sig({{"text", DType::kString}, {"lang", DType::kString}}));
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  ASSERT_EQ(p.inputs.size(), 2u);
+  EXPECT_EQ(p.inputs[0].second.ToVector<std::string>(), (std::vector<std::string>{"hello", "hallo"}));
+  EXPECT_EQ(p.inputs[1].second.ToVector<std::string>(), (std::vector<std::string>{"en", "de"}));
+  p = ParsePredict(R"({"instances": [{"b64": "iVBORw0KGgo="}, {"b64": "R0lGODlh"}]})", Sig({{"image", DType::kString}}));
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_EQ(p.inputs[0].second.ToVector<std::string>()[0], std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_EQ(p.inputs[0].second.ToVector<std::string>()[1], "GIF89a");
+}
+
+TEST(JsonRequestTest, ColumnarFormat) {
+  Parsed p = ParsePredict(R"({"inputs": [1.0, 2.0]})", Sig({{"x", DType::kFloat32}}));
+  ASSERT_TRUE(p.status.ok());
+  EXPECT_FALSE(p.row);
+  EXPECT_EQ(p.inputs[0].second.shape(), (Shape{2}));
+  p = ParsePredict(R"({"inputs": {"a": [[1, 2]], "b": 7, "extra": "ignored"}})",
+                   Sig({{"a", DType::kFloat64}, {"b", DType::kInt32}}));
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_EQ(p.inputs[0].second.shape(), (Shape{1, 2}));
+  EXPECT_EQ(p.inputs[1].second.shape(), (Shape{}));  // a bare scalar is rank 0
+  EXPECT_EQ(p.inputs[1].second.ToVector<int32_t>()[0], 7);
+  p = ParsePredict(R"({"inputs": []})", Sig({{"x", DType::kFloat32}}));
+  ASSERT_TRUE(p.status.ok());
+  EXPECT_EQ(p.inputs[0].second.shape(), (Shape{0}));
+}
+
+TEST(JsonRequestTest, NonFiniteTokensAndHalfPrecision) {
+  Parsed p = ParsePredict(R"({"instances": [NaN, Infinity, -Infinity, 1]})", Sig({{"x", DType::kFloat32}}));
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  auto v = p.inputs[0].second.ToVector<float>();
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_EQ(v[1], INFINITY);
+  EXPECT_EQ(v[2], -INFINITY);
+  // float16/bfloat16 inputs (TF Serving rejects them, issue #1639).
+  p = ParsePredict(R"({"inputs": [0.5, 2]})", Sig({{"h", DType::kFloat16}}));
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_EQ(static_cast<float>(p.inputs[0].second.data<Float16>()[0]), 0.5f);
+  // DT_FLOAT rounds to float32 (the spec's documented example).
+  p = ParsePredict(R"({"inputs": [1435774380]})", Sig({{"x", DType::kFloat32}}));
+  EXPECT_EQ(p.inputs[0].second.ToVector<float>()[0], 1435774336.0f);
+}
+
+void ExpectError(const std::string& body, const SignatureDef& sig, StatusCode code, const std::string& message) {
+  Parsed p = ParsePredict(body, sig);
+  EXPECT_EQ(p.status.code(), code) << body << " -> " << p.status.ToString();
+  EXPECT_EQ(p.status.message().substr(0, message.size()), message) << body;
+}
+
+TEST(JsonRequestTest, ErrorsAsTfServingWordsThem) {
+  const SignatureDef one = Sig({{"x", DType::kFloat32}});
+  const SignatureDef two = Sig({{"a", DType::kFloat32}, {"b", DType::kFloat32}});
+  ExpectError("", one, StatusCode::kInvalidArgument, "JSON Parse error: The document is empty");
+  ExpectError("   ", one, StatusCode::kInvalidArgument, "JSON Parse error: The document is empty");
+  ExpectError("{\"instances\": [1,", one, StatusCode::kInvalidArgument, "JSON Parse error: ");
+  ExpectError("[1, 2]", one, StatusCode::kInvalidArgument, "JSON Parse error: ");
+  ExpectError(R"({"instances": [1], "inputs": [1]})", one, StatusCode::kInvalidArgument,
+              "Not formatted correctly expecting only one of 'inputs' or 'instances' keys to exist");
+  ExpectError(R"({"x": [1]})", one, StatusCode::kInvalidArgument, "Missing 'inputs' or 'instances' key");
+  ExpectError(R"({"instances": [[1, 2], [3, 4]]})", two, StatusCode::kInvalidArgument,
+              "instances is a plain list, but expecting list of objects as multiple input tensors required as per "
+              "tensorinfo_map");
+  ExpectError(R"({"inputs": [1, 2]})", two, StatusCode::kInvalidArgument,
+              "inputs is a plain value/list, but expecting an object as multiple input tensors required as per "
+              "tensorinfo_map");
+  ExpectError(R"({"inputs": {"a": [1]}})", two, StatusCode::kInvalidArgument, "Missing named input: b in 'inputs' object.");
+  ExpectError(R"({"inputs": ["a"]})", one, StatusCode::kInvalidArgument,
+              "JSON Value: \"a\" Type: String is not of expected type: float (input 'x')");
+  ExpectError(R"({"inputs": {"i": [1.0]}})", Sig({{"i", DType::kInt32}}), StatusCode::kInvalidArgument,
+              "JSON Value: 1.0 Type: Number is not of expected type: int32 (input 'i')");
+  ExpectError(R"({"inputs": [0, 1]})", Sig({{"flag", DType::kBool}}), StatusCode::kInvalidArgument,
+              "JSON Value: 0 Type: Number is not of expected type: bool");
+  ExpectError(R"({"inputs": [{"b64": "%%%"}]})", Sig({{"s", DType::kString}}), StatusCode::kInvalidArgument,
+              "Unable to base64 decode");
+  ExpectError(R"({"inputs": [[1, 2], [3]]})", one, StatusCode::kInvalidArgument, "Encountered list at unexpected size");
+  ExpectError(R"({"instances": [[1, 2], [3]]})", one, StatusCode::kInvalidArgument,
+              "Failed to process element: 1 of 'instances' list. Error: Expecting shape [2] but got: [1]");
+  ExpectError(R"({"instances": [{"a": 1, "b": 2}, {"a": 1, "c": 2}]})", two, StatusCode::kInvalidArgument,
+              "Failed to process element: 1 of 'instances' list. JSON object: {\"a\":1,\"c\":2} keys must be equal to: a,b");
+  ExpectError(R"({"inputs": [300]})", Sig({{"u", DType::kUInt8}}), StatusCode::kInvalidArgument,
+              "JSON Value: 300 is out of range for type: uint8 (input 'u')");
+  JsonRequest req;
+  ASSERT_TRUE(req.Parse(R"({"signature_name": 3, "instances": [1]})").ok());
+  EXPECT_EQ(req.SignatureName().status().message(), "'signature_name' key must be a string value.");
+}
+
+TEST(JsonRequestTest, ExamplesTypedByJsonLexicalType) {
+  JsonRequest req;
+  ASSERT_TRUE(req.Parse(R"({"context": {"country": "FR"},
+                            "examples": [{"age": 31, "spend": 12.5, "tags": ["a", {"b64": "Yg=="}], "ok": true}]})")
+                  .ok());
+  ExampleInput in;
+  ASSERT_TRUE(req.Examples("regress", &in).ok());
+  ASSERT_EQ(in.examples.size(), 1u);
+  const Example& ex = in.examples[0];
+  EXPECT_EQ(ex.at("age").kind, Feature::Kind::kInt64);
+  EXPECT_EQ(ex.at("age").ints, (std::vector<int64_t>{31}));
+  EXPECT_EQ(ex.at("spend").kind, Feature::Kind::kFloat);
+  EXPECT_EQ(ex.at("tags").bytes, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(ex.at("ok").ints, (std::vector<int64_t>{1}));
+  ASSERT_TRUE(in.context.has_value());
+  EXPECT_EQ(in.context->at("country").bytes, (std::vector<std::string>{"FR"}));
+  JsonRequest bad;
+  ASSERT_TRUE(bad.Parse(R"({"examples": [{"f": [1, 1.5]}]})").ok());
+  EXPECT_EQ(bad.Examples("classify", &in).message(), "Unexpected element type in feature: f expecting type: int64");
+  JsonRequest missing;
+  ASSERT_TRUE(missing.Parse(R"({"instances": []})").ok());
+  EXPECT_EQ(missing.Examples("classify", &in).message(),
+            "When method is classify, key 'examples' is expected and was not found");
+  JsonRequest nul;
+  ASSERT_TRUE(nul.Parse(R"({"examples": [{"f": null}]})").ok());
+  EXPECT_EQ(nul.Examples("classify", &in).code(), StatusCode::kInvalidArgument);
+}
+
+std::string Float(float v) {
+  std::string s;
+  AppendJsonFloat(&s, v);
+  return s;
+}
+
+TEST(JsonWriterTest, FloatsShortestRoundTrip) {
+  EXPECT_EQ(Float(3.0f), "3.0");
+  EXPECT_EQ(Float(2.5f), "2.5");
+  EXPECT_EQ(Float(555557.5f), "555557.5");
+  EXPECT_EQ(Float(1e-07f), "1e-07");
+  EXPECT_EQ(Float(0.1f), "0.1");
+  EXPECT_EQ(Float(NAN), "NaN");
+  EXPECT_EQ(Float(-INFINITY), "-Infinity");
+  std::string d;
+  AppendJsonDouble(&d, 0.1);
+  EXPECT_EQ(d, "0.1");
+  // Every float printed reads back to itself.
+  for (float v : {1.0f / 3, 123456789.0f, 1e-38f, 3.4e38f, -0.0f, 7.006492e-45f}) {
+    EXPECT_EQ(std::strtof(Float(v).c_str(), nullptr), v) << Float(v);
+  }
+}
+
+TEST(JsonWriterTest, PredictResponses) {
+  Tensor y = Tensor::FromVector<float>({2.5f, 3.0f, 4.5f});
+  EXPECT_EQ(*JsonPredictResponse({{"y", y}}, true), R"({"predictions": [2.5,3.0,4.5]})");
+  EXPECT_EQ(*JsonPredictResponse({{"y", y}}, false), R"({"outputs": [2.5,3.0,4.5]})");
+  Tensor probs = Tensor::FromVector<float>({0.97f, 0.02f, 0.01f, 0.01f, 0.1f, 0.89f}, Shape{2, 3});
+  Tensor ids = Tensor::FromVector<int64_t>({0, 2}, Shape{2, 1});
+  testing::ExpectJsonEq(*JsonPredictResponse({{"probabilities", probs}, {"class_ids", ids}}, true),
+                        R"({"predictions": [
+                             {"probabilities": [0.97, 0.02, 0.01], "class_ids": [0]},
+                             {"probabilities": [0.01, 0.1, 0.89], "class_ids": [2]}]})");
+  Tensor probs1 = Tensor::FromVector<float>({0.97f, 0.02f, 0.01f}, Shape{1, 3});
+  Tensor ids1 = Tensor::FromVector<int64_t>({0}, Shape{1, 1});
+  testing::ExpectJsonEq(*JsonPredictResponse({{"probabilities", probs1}, {"class_ids", ids1}}, false),
+                        R"({"outputs": {"probabilities": [[0.97, 0.02, 0.01]], "class_ids": [[0]]}})");
+  Tensor tags = Tensor::FromVector<std::string>({std::string("\x00\x01", 2), std::string("\x02\x03", 2)});
+  EXPECT_EQ(*JsonPredictResponse({{"tags_bytes", tags}}, true), R"({"predictions": [{"b64": "AAE="},{"b64": "AgM="}]})");
+  // Row format needs a batch dimension on every output (issue #1047): name the output, suggest the columnar form.
+  auto bad = JsonPredictResponse({{"y", y}, {"count", Tensor::Scalar<int64_t>(3)}}, true);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message().rfind("Tensor name: count has no shape information", 0), 0u);
+  EXPECT_NE(bad.status().message().find("{\"inputs\": ...}"), std::string::npos);
+  bad = JsonPredictResponse({{"y", y}, {"z", Tensor::FromVector<float>({1, 2})}}, true);
+  EXPECT_EQ(bad.status().message().rfind("Tensor name: z has inconsistent batch size: 2 expecting: 3", 0), 0u);
+}
+
+TEST(JsonWriterTest, StatusMetadataAndErrors) {
+  testing::ExpectJsonEq(JsonModelStatus({{3, VersionState::kEnd, InvalidArgumentError("Could not parse model file")},
+                                         {2, VersionState::kAvailable, Status::OK()}}),
+                        R"({"model_version_status": [
+                             {"version": "3", "state": "END",
+                              "status": {"error_code": "INVALID_ARGUMENT", "error_message": "Could not parse model file"}},
+                             {"version": "2", "state": "AVAILABLE",
+                              "status": {"error_code": "OK", "error_message": ""}}]})");
+  SignatureMap sigs;
+  SignatureDef s;
+  s.inputs.push_back({"features", "features", DType::kFloat32, PartialShape::Of({Dim(-1), Dim(4)})});
+  s.outputs.push_back({"probabilities", "probabilities", DType::kFloat32, PartialShape::Of({Dim::Symbol("n"), Dim(3)})});
+  sigs["serving_default"] = s;
+  testing::ExpectJsonEq(JsonModelMetadata("iris", 2, sigs), R"(
+    {"model_spec":{"name":"iris","signature_name":"","version":"2"},
+     "metadata":{"signature_def":{"signature_def":{
+       "serving_default":{
+         "inputs":{"features":{"dtype":"DT_FLOAT","tensor_shape":{"dim":[{"size":"-1","name":""},{"size":"4","name":""}],"unknown_rank":false},"name":"features"}},
+         "outputs":{"probabilities":{"dtype":"DT_FLOAT","tensor_shape":{"dim":[{"size":"-1","name":""},{"size":"3","name":""}],"unknown_rank":false},"name":"probabilities"}},
+         "method_name":"tensorflow/serving/predict",
+         "defaults":{}}}}}})");
+  EXPECT_EQ(JsonError("say \"hi\"\n"), R"({"error": "say \"hi\"\n"})");
+  ClassifyResponse c;
+  c.classifications = {{{"a", 0.5f}, {"b", 0.25f}}};
+  EXPECT_EQ(JsonClassifyResponse(c), R"({"results": [[["a", 0.5], ["b", 0.25]]]})");
+  RegressResponse r;
+  r.values = {0.173f};
+  EXPECT_EQ(JsonRegressResponse(r), R"({"results": [0.173]})");
+}
+
+TEST(JsonWriterTest, Base64RoundTrip) {
+  EXPECT_EQ(Base64Encode(""), "");
+  EXPECT_EQ(Base64Encode("f"), "Zg==");
+  EXPECT_EQ(Base64Encode("fo"), "Zm8=");
+  EXPECT_EQ(Base64Encode("foo"), "Zm9v");
+  std::string out;
+  EXPECT_TRUE(Base64Decode("Zm9vYg==", &out));
+  EXPECT_EQ(out, "foob");
+  EXPECT_TRUE(Base64Decode("Zm9vYg", &out));  // missing padding
+  EXPECT_EQ(out, "foob");
+  EXPECT_FALSE(Base64Decode("Z", &out));
+  EXPECT_FALSE(Base64Decode("Zm9v!", &out));
+}
+
+}  // namespace
+}  // namespace strata::serve
