@@ -252,6 +252,7 @@ void Server::Stop() {
   impl_->cv.notify_all();
   if (impl_->config_poller.joinable()) impl_->config_poller.join();
   const auto grace = std::chrono::milliseconds(impl_->options.shutdown_grace_ms);
+  if (!impl_->manager) return;  // Start() failed before anything ran
   LogInfo("shutting down: no new connections; waiting up to ", grace.count(), " ms for requests in flight");
 #ifdef STRATA_SERVE_WITH_GRPC
   std::thread grpc_stop;
@@ -262,7 +263,7 @@ void Server::Stop() {
   if (grpc_stop.joinable()) grpc_stop.join();
 #endif
   if (impl_->batcher) impl_->batcher->Stop();
-  impl_->manager->Stop();
+  if (impl_->manager) impl_->manager->Stop();
   LogInfo("server stopped");
 }
 

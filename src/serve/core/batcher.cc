@@ -219,7 +219,8 @@ void BatchScheduler::Enqueue(std::shared_ptr<Task> task) {
     if (!q->batches.empty() && !q->batches.back()->closed && q->batches.back()->size + task->size <= max_task_size_) {
       batch = q->batches.back();
     } else {
-      if (!q->batches.empty() && !q->batches.back()->closed) q->batches.back()->closed = true;
+      // As TF's shared batch scheduler: a task that does not fit needs a new batch, and a queue that already holds
+      // max_enqueued_batches refuses it (leaving the open batch open).
       if (static_cast<int64_t>(q->batches.size()) >= options_.max_enqueued_batches) {
         if (q->batches.empty()) queues_.erase(key);
         lock.unlock();
@@ -228,6 +229,7 @@ void BatchScheduler::Enqueue(std::shared_ptr<Task> task) {
                                                  " of up to ", max_task_size_, " rows each)"),
                           {});
       }
+      if (!q->batches.empty()) q->batches.back()->closed = true;
       batch = std::make_shared<Batch>();
       batch->oldest = task->enqueued;
       q->batches.push_back(batch);

@@ -1,0 +1,160 @@
+// The batcher: requests are merged into batches, padded to allowed_batch_sizes, split when too large, rejected
+// with RESOURCE_EXHAUSTED when the queue is full; each request gets exactly its rows back.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include "serve/core/batcher.h"
+#include "serve/metrics.h"
+#include "serve_test_util.h"
+
+namespace strata::serve {
+namespace {
+
+std::shared_ptr<const Servable> Iris() {
+  auto session = graph::Session::Create(std::make_shared<graph::Model>(testing::IrisModel(0.5f)));
+  STRATA_CHECK_OK(session.status());
+  return Servable::FromSession("iris", 1, "/nowhere", std::move(session).value());
+}
+
+Tensor Rows(int n, float start) {
+  std::vector<float> v(static_cast<size_t>(n) * 4);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<float>(i) * 0.25f;
+  return Tensor::FromVector<float>(v, Shape{n, 4});
+}
+
+std::vector<float> Direct(const Servable& s, const Tensor& x) {
+  std::vector<Tensor> out;
+  STRATA_CHECK_OK(s.Run({{"features", x}}, {"logits"}, &out));
+  return out[0].ToVector<float>();
+}
+
+struct Result {
+  Status status;
+  std::vector<Tensor> outputs;
+};
+
+std::future<Result> Submit(BatchScheduler& b, std::shared_ptr<const Servable> s, Tensor x,
+                           Deadline deadline = NoDeadline()) {
+  auto promise = std::make_shared<std::promise<Result>>();
+  auto future = promise->get_future();
+  b.Schedule(std::move(s), {{"features", std::move(x)}}, {"logits"}, deadline,
+             [promise](Status st, std::vector<Tensor> out) { promise->set_value({std::move(st), std::move(out)}); });
+  return future;
+}
+
+TEST(BatcherTest, ConcurrentRequestsShareOneBatchAndGetTheirRows) {
+  ServingMetrics metrics;
+  BatchingOptions o;
+  o.max_batch_size = 8;
+  o.batch_timeout_micros = 200000;  // long enough for all eight to arrive; the batch runs when full
+  o.num_batch_threads = 1;
+  BatchScheduler b(o, &metrics);
+  auto iris = Iris();
+  std::vector<std::future<Result>> futures;
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < 8; ++i) inputs.push_back(Rows(1, static_cast<float>(i)));
+  for (int i = 0; i < 8; ++i) futures.push_back(Submit(b, iris, inputs[i]));
+  for (int i = 0; i < 8; ++i) {
+    Result r = futures[i].get();
+    ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+    ASSERT_EQ(r.outputs.size(), 1u);
+    EXPECT_EQ(r.outputs[0].shape(), (Shape{1, 3}));
+    EXPECT_EQ(r.outputs[0].ToVector<float>(), Direct(*iris, inputs[i])) << i;
+  }
+  EXPECT_EQ(metrics.wrapped_run_count.Get({}), 1);
+  EXPECT_EQ(metrics.processed_batch_size.Count({}), 1);
+  EXPECT_EQ(metrics.processed_batch_size.Sum({}), 8.0);
+  EXPECT_EQ(metrics.queuing_latency.Count({"batch_threads"}), 8);
+}
+
+TEST(BatcherTest, LargeRequestsAreSplitAndJoined) {
+  ServingMetrics metrics;
+  BatchingOptions o;
+  o.max_batch_size = 4;
+  o.num_batch_threads = 2;
+  BatchScheduler b(o, &metrics);
+  auto iris = Iris();
+  Tensor x = Rows(10, 1.0f);
+  Result r = Submit(b, iris, x).get();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.outputs[0].shape(), (Shape{10, 3}));
+  EXPECT_EQ(r.outputs[0].ToVector<float>(), Direct(*iris, x));
+  EXPECT_EQ(metrics.wrapped_run_count.Get({}), 3);  // 4 + 4 + 2
+}
+
+TEST(BatcherTest, WithoutSplittingLargeRequestsAreRejectedAsTfServingDoes) {
+  BatchingOptions o;
+  o.max_batch_size = 4;
+  o.enable_large_batch_splitting = false;
+  BatchScheduler b(o, nullptr);
+  Result r = Submit(b, Iris(), Rows(5, 0)).get();
+  EXPECT_EQ(r.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status.message(), "Task size 5 is larger than maximum input batch size 4");
+}
+
+TEST(BatcherTest, PaddingToAllowedBatchSizes) {
+  ServingMetrics metrics;
+  BatchingOptions o;
+  o.max_batch_size = 8;
+  o.allowed_batch_sizes = {4, 8};
+  o.num_batch_threads = 1;
+  BatchScheduler b(o, &metrics);
+  auto iris = Iris();
+  Tensor x = Rows(3, 2.0f);
+  Result r = Submit(b, iris, x).get();
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.outputs[0].shape(), (Shape{3, 3}));
+  EXPECT_EQ(r.outputs[0].ToVector<float>(), Direct(*iris, x));
+  EXPECT_EQ(metrics.processed_batch_size.Sum({}), 4.0);
+  EXPECT_EQ(metrics.padding_size.Sum({"4"}), 1.0);
+}
+
+TEST(BatcherTest, FullQueueIsResourceExhausted) {
+  BatchingOptions o;
+  o.max_batch_size = 8;
+  o.batch_timeout_micros = 30000000;  // the open batch waits
+  o.max_enqueued_batches = 1;
+  o.num_batch_threads = 1;
+  auto b = std::make_unique<BatchScheduler>(o, nullptr);
+  auto iris = Iris();
+  auto first = Submit(*b, iris, Rows(3, 0));   // opens the only batch (3 of 8 rows)
+  Result second = Submit(*b, iris, Rows(6, 0)).get();  // does not fit; a second batch is not allowed
+  EXPECT_EQ(second.status.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(second.status.message().rfind("The batch scheduling queue to which this task was submitted is full", 0), 0u);
+  b->Stop();  // queued work fails cleanly on shutdown
+  EXPECT_EQ(first.get().status.code(), StatusCode::kUnavailable);
+}
+
+TEST(BatcherTest, BadInputsAndExpiredDeadlines) {
+  BatchingOptions o;
+  o.max_batch_size = 8;
+  o.batch_timeout_micros = 20000;
+  BatchScheduler b(o, nullptr);
+  auto iris = Iris();
+  auto promise = std::make_shared<std::promise<Status>>();
+  b.Schedule(iris, {{"a", Rows(2, 0)}, {"b", Rows(3, 0)}}, {}, NoDeadline(),
+             [promise](Status s, std::vector<Tensor>) { promise->set_value(s); });
+  Status s = promise->get_future().get();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("same size in dimension 0"), std::string::npos);
+  Result late = Submit(b, iris, Rows(1, 0), std::chrono::steady_clock::now() + std::chrono::microseconds(1)).get();
+  EXPECT_EQ(late.status.code(), StatusCode::kDeadlineExceeded);
+}
+
+TEST(BatcherTest, ConcatAndSliceRows) {
+  Tensor a = Tensor::FromVector<int64_t>({1, 2}, Shape{1, 2});
+  Tensor b = Tensor::FromVector<int64_t>({3, 4, 5, 6}, Shape{2, 2});
+  auto c = ConcatRows({&a, &b}, 4);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->ToVector<int64_t>(), (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 1, 2}));  // last row pads with row 0
+  EXPECT_EQ(SliceRows(*c, 1, 3).ToVector<int64_t>(), (std::vector<int64_t>{3, 4, 5, 6}));
+  Tensor s1 = Tensor::FromVector<std::string>({"x"}), s2 = Tensor::FromVector<std::string>({"y", "z"});
+  EXPECT_EQ(ConcatRows({&s1, &s2}, 3)->ToVector<std::string>(), (std::vector<std::string>{"x", "y", "z"}));
+  Tensor f = Tensor::FromVector<float>({1, 2}, Shape{1, 2});
+  EXPECT_EQ(ConcatRows({&a, &f}, 2).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace strata::serve

@@ -1,0 +1,143 @@
+// `strata serve` as a process: TF Serving flags, unknown flags warn, startup errors exit non-zero, and SIGTERM
+// finishes the request in flight and exits 0.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/file_util.h"
+#include "http_client.h"
+#include "serve_test_util.h"
+
+extern char** environ;
+
+namespace strata::serve {
+namespace {
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+struct Process {
+  pid_t pid = -1;
+  std::string log;
+};
+
+Process Spawn(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<char*> argv;
+  std::vector<std::string> all = {STRATA_BINARY, "serve"};
+  all.insert(all.end(), args.begin(), args.end());
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  Process p;
+  p.log = log;
+  EXPECT_EQ(posix_spawn(&p.pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  return p;
+}
+
+// Waits (bounded) for the process to exit; returns its exit status, or -1 on timeout (then kills it).
+int WaitExit(pid_t pid, std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(CliTest, StartupErrorsExitNonZero) {
+  const std::string dir = testing::FreshDir("cli_errors");
+  Process p = Spawn({"--port=0", "--rest_api_port=0"}, dir + "/a.log");
+  EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(20)), 1);
+  EXPECT_NE(Slurp(p.log).find("Failed to start server. Error: INVALID_ARGUMENT: Both --model_base_path and "
+                              "--model_config_file are empty"),
+            std::string::npos)
+      << Slurp(p.log);
+  p = Spawn({"--model_base_path=/x", "--batching_parameters_file=/b"}, dir + "/b.log");
+  EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(20)), 1);
+  EXPECT_NE(Slurp(p.log).find("--batching_parameters_file is set without --enable_batching"), std::string::npos);
+  p = Spawn({"--model_name=a/b", "--model_base_path=/x"}, dir + "/c.log");
+  EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(20)), 1);
+  EXPECT_NE(Slurp(p.log).find("model name 'a/b' contains a path or URL separator"), std::string::npos);
+  p = Spawn({"--version"}, dir + "/d.log");
+  EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(20)), 0);
+}
+
+TEST(CliTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
+  const std::string dir = testing::FreshDir("cli_sigterm");
+  testing::WriteVersion(dir + "/half", 1, testing::HalfModel());
+  // A batch timeout of 1.5 s keeps the request in flight while SIGTERM arrives.
+  STRATA_CHECK_OK(WriteFileAtomic(dir + "/batching.config",
+                                  "max_batch_size { value: 32 } batch_timeout_micros { value: 1500000 }"));
+  const int port = FreePort();
+  Process p = Spawn({"--port=0", StrCat("--rest_api_port=", port), "--host=127.0.0.1", "--model_name=half",
+                     "--model_base_path=" + dir + "/half", "--enable_batching",
+                     "--batching_parameters_file=" + dir + "/batching.config", "--saved_model_tags=serve",
+                     "--frobnicate=1"},
+                    dir + "/serve.log");
+  bench::HttpClient client("127.0.0.1", port, std::chrono::seconds(20));
+  bool ready = false;
+  for (int i = 0; i < 1000 && !ready; ++i) {
+    auto r = client.Get("/readyz");
+    ready = r.ok() && r->status == 200;
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(ready) << Slurp(p.log);
+  StatusOr<bench::HttpResult> in_flight = UnknownError("not sent");
+  std::thread request([&] {
+    bench::HttpClient c("127.0.0.1", port, std::chrono::seconds(20));
+    in_flight = c.Post("/v1/models/half:predict", R"({"instances": [1.0, 2.0]})");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(p.pid, SIGTERM), 0);
+  request.join();
+  const int code = WaitExit(p.pid, std::chrono::seconds(15));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(code, 0) << Slurp(p.log);
+  EXPECT_LT(seconds, 10.0);
+  ASSERT_TRUE(in_flight.ok()) << in_flight.status().ToString();
+  EXPECT_EQ(in_flight->status, 200);
+  EXPECT_EQ(in_flight->body, R"({"predictions": [2.5,3.0]})");
+  const std::string log = Slurp(p.log);
+  EXPECT_NE(log.find("unknown argument: --frobnicate=1"), std::string::npos) << log;
+  EXPECT_NE(log.find("flag --saved_model_tags is accepted for compatibility and ignored"), std::string::npos);
+  EXPECT_NE(log.find("received SIGTERM"), std::string::npos);
+  // After exit nothing listens any more.
+  bench::HttpClient after("127.0.0.1", port, std::chrono::seconds(2));
+  EXPECT_FALSE(after.Get("/healthz").ok());
+}
+
+}  // namespace
+}  // namespace strata::serve
