@@ -25,16 +25,17 @@ class Session;
 }
 
 struct HttpServer::Impl {
+  // Declared before the io_context: sessions still queued in it when it is destroyed unregister themselves here.
+  std::mutex sessions_mu;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
+  std::atomic<int64_t> in_flight{0};
+  std::atomic<bool> draining{false};
   HttpServerOptions options;
   HttpHandler handler;
   net::io_context ioc;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
-  std::atomic<int64_t> in_flight{0};
-  std::atomic<bool> draining{false};
-  std::mutex sessions_mu;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
   int port = 0;
   bool stopped = false;
 
