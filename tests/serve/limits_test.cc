@@ -111,3 +111,47 @@ TEST(LimitsTest, BasePathAtAVersionDirectoryIsExplained) {
 
 }  // namespace
 }  // namespace strata::serve
+
+namespace strata::serve {
+namespace {
+
+TEST(ConfigPollingTest, ModelsFollowTheConfigFile) {
+  const std::string dir = testing::FreshDir("config_poll");
+  testing::WriteVersion(dir + "/half", 1, testing::HalfModel());
+  testing::WriteVersion(dir + "/pair", 1, testing::PairModel());
+  auto config = [&](std::vector<std::string> models) {
+    std::string text = "model_config_list {\n";
+    for (const auto& m : models)
+      text += "  config { name: \"" + m + "\" base_path: \"" + dir + "/" + m + "\" model_platform: \"onnx\" }\n";
+    STRATA_CHECK_OK(WriteFileAtomic(dir + "/models.config", text + "}\n"));
+  };
+  config({"half"});
+  ServerOptions o = testing::TestServerOptions();
+  o.grpc_port = 0;
+  o.model_config_file = dir + "/models.config";
+  o.model_config_file_poll_wait_seconds = 1;
+  auto server = Server::Start(o);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  ASSERT_TRUE((*server)->WaitUntilReady(std::chrono::seconds(30)).ok());
+  bench::HttpClient client("127.0.0.1", (*server)->rest_port());
+  auto until = [&](const std::string& target, int status) {
+    for (int i = 0; i < 1000; ++i) {
+      auto r = client.Get(target);
+      if (r.ok() && r->status == status) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  EXPECT_EQ(client.Get("/v1/models/pair/metadata")->status, 404);
+  config({"half", "pair"});  // picked up by the next poll
+  EXPECT_TRUE(until("/v1/models/pair/metadata", 200));
+  STRATA_CHECK_OK(WriteFileAtomic(dir + "/models.config", "model_config_list { config { nonsense: 1 } }"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // a bad file keeps the current config
+  EXPECT_EQ(client.Get("/v1/models/pair/metadata")->status, 200);
+  config({"pair"});  // half is removed and unloads
+  EXPECT_TRUE(until("/v1/models/half/metadata", 404));
+  EXPECT_EQ(client.Get("/v1/models/pair/metadata")->status, 200);
+}
+
+}  // namespace
+}  // namespace strata::serve
