@@ -112,7 +112,10 @@ StatusOr<std::vector<std::pair<std::string, Shape>>> OrderShapes(
 Status Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds, const std::vector<std::string>& fetches,
                     std::vector<Tensor>* results) {
   // Check names, dtypes and shapes against the signature.
-  for (const auto& [name, t] : feeds) {
+  for (const auto& feed : feeds) {
+    // No structured binding here: clang 14 (the fuzz build) cannot capture one in the lambda below.
+    const std::string& name = feed.first;
+    const Tensor& t = feed.second;
     auto it = std::find_if(inputs_.begin(), inputs_.end(), [&](const SignatureEntry& e) { return e.name == name; });
     if (it == inputs_.end()) {
       std::string closest;
