@@ -8,6 +8,7 @@ set -euo pipefail
 BUILD=${1:-build}
 SECONDS_PER_RUN=${2:-20}
 CONNECTIONS=${CONNECTIONS:-32}
+INTRA=${INTRA:-0}  # intra-op threads for both the executor and the server (0 = one per core)
 OUT=$(mktemp -d /tmp/strata_serving_bench.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$OUT"' EXIT
 
@@ -19,8 +20,8 @@ echo "== machine"
 echo "$(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo "== executor (strata bench)"
-"$BUILD/strata" bench "$OUT/cnn.onnx" --batch 1 --warmup 50 --iters 2000 --json
-"$BUILD/strata" bench "$OUT/cnn.onnx" --batch 32 --warmup 10 --iters 200 --json
+"$BUILD/strata" bench "$OUT/cnn.onnx" --threads "$INTRA" --batch 1 --warmup 50 --iters 2000 --json
+"$BUILD/strata" bench "$OUT/cnn.onnx" --threads "$INTRA" --batch "${MAX_BATCH:-32}" --warmup 10 --iters 300 --json
 
 free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -28,7 +29,7 @@ run_server() {  # $1 = label, rest = extra flags
   local label=$1; shift
   local port; port=$(free_port)
   "$BUILD/strata" serve --host=127.0.0.1 --port=0 --rest_api_port="$port" --model_name=cnn \
-      --model_base_path="$OUT/cnn" "$@" 2> "$OUT/serve_$label.log" &
+      --model_base_path="$OUT/cnn" --tensorflow_intra_op_parallelism="$INTRA" "$@" 2> "$OUT/serve_$label.log" &
   local pid=$!
   for _ in $(seq 1 300); do
     curl -sf "127.0.0.1:$port/readyz" > /dev/null && break
