@@ -91,6 +91,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return Close();
     if (ec) {
       keep_alive_ = false;
+      linger_ = true;  // the client may still be sending the rest of the request
       busy_ = true;
       ++impl_->in_flight;
       if (ec == http::error::body_limit)
@@ -140,8 +141,30 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnWrite(beast::error_code ec, bool close) {
     busy_ = false;
     --impl_->in_flight;
+    if (!ec && close && linger_) return LingeringClose();
     if (ec || close) return Close();
     DoRead();
+  }
+
+  // After an error reply to a request whose body was not read (413, malformed), closing at once would make the
+  // kernel answer the unread bytes with a reset, and the client could lose the reply. Instead: stop sending, then
+  // read and discard what the client still sends (bounded in time and bytes), then close.
+  void LingeringClose() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::seconds(2));
+    linger_budget_ = int64_t{64} << 20;
+    DrainOnce();
+  }
+
+  void DrainOnce() {
+    drain_buffer_.resize(64 * 1024);
+    stream_.async_read_some(net::buffer(drain_buffer_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->linger_budget_ -= static_cast<int64_t>(n);
+                              if (ec || self->linger_budget_ <= 0) return self->Close();
+                              self->DrainOnce();
+                            });
   }
 
   void Close() {
@@ -156,6 +179,9 @@ class Session : public std::enable_shared_from_this<Session> {
   HttpServer::Impl* impl_;
   bool keep_alive_ = true;
   bool busy_ = false;
+  bool linger_ = false;
+  int64_t linger_budget_ = 0;
+  std::vector<char> drain_buffer_;
 };
 
 }  // namespace
