@@ -16,6 +16,13 @@ inline std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "/strata_" + std::to_string(::getpid()) + "_" + name;
 }
 
+// A path inside the source tree: $STRATA_SOURCE_DIR (set by ctest) or the tree this header was compiled from.
+inline std::string SourcePath(const std::string& relative) {
+  const char* root = std::getenv("STRATA_SOURCE_DIR");
+  std::string base = root ? root : std::string(__FILE__).substr(0, std::string(__FILE__).rfind("/tests/io/"));
+  return base + "/" + relative;
+}
+
 // Runs `code` with /usr/bin/python3 (Debian's, which has python3-protobuf and python3-numpy). Returns the exit
 // status; a failing assertion in the script makes it non-zero and prints the reason.
 inline int RunPython(const std::string& code) {
