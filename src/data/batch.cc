@@ -119,7 +119,7 @@ class BatchNode final : public internal::DatasetNode {
         drop_remainder_(drop_remainder) {}
 
   StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IteratorOptions& options) const override {
-    STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+    STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
     return internal::MakeBatchIterator(std::move(input), batch_size_, drop_remainder_, Stack);
   }
 

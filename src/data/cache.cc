@@ -22,7 +22,7 @@ class MemoryCacheNode final : public internal::DatasetNode {
       std::lock_guard<std::mutex> lock(mu_);
       if (cache_) return std::unique_ptr<Iterator>(new ReadIt(cache_));
     }
-    STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+    STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
     return std::unique_ptr<Iterator>(new WriteIt(this, std::move(input)));
   }
 

@@ -14,7 +14,7 @@ class ChooseNode final : public internal::DatasetNode {
   StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IteratorOptions& options) const override {
     std::vector<std::unique_ptr<Iterator>> its;  // the last one is the choice dataset
     for (const Dataset& d : inputs()) {
-      STRATA_ASSIGN_OR_RETURN(auto it, d.MakeIterator(options));
+      STRATA_ASSIGN_OR_RETURN(auto it, d.node()->MakeIterator(options));
       its.push_back(std::move(it));
     }
     return std::unique_ptr<Iterator>(new It(this, std::move(its)));

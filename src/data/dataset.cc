@@ -133,8 +133,27 @@ Dataset::Dataset() : Dataset(internal::ErrorDataset(FailedPreconditionError("uni
 
 Dataset::Dataset(std::shared_ptr<const internal::DatasetNode> node) : node_(std::move(node)) {}
 
+namespace {
+
+// Keeps the root node (and through it the whole pipeline) alive while its iterator runs, so that a Dataset may be
+// a temporary: `auto it = Dataset::Range(0, 9).Batch(3).MakeIterator();`.
+class RootIterator final : public Iterator {
+ public:
+  RootIterator(std::shared_ptr<const internal::DatasetNode> node, std::unique_ptr<Iterator> it)
+      : node_(std::move(node)), it_(std::move(it)) {}
+  StatusOr<bool> GetNext(Element* out) override { return it_->GetNext(out); }
+  StatusOr<int64_t> Skip(int64_t n) override { return it_->Skip(n); }
+
+ private:
+  std::shared_ptr<const internal::DatasetNode> node_;  // declared first: destroyed after it_
+  std::unique_ptr<Iterator> it_;
+};
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Iterator>> Dataset::MakeIterator(IteratorOptions options) const {
-  return node_->MakeIterator(options);
+  STRATA_ASSIGN_OR_RETURN(auto it, node_->MakeIterator(options));
+  return std::unique_ptr<Iterator>(new RootIterator(node_, std::move(it)));
 }
 
 std::string Dataset::DebugString() const {

@@ -19,7 +19,12 @@ class DatasetNode {
       : description_(std::move(description)), inputs_(std::move(inputs)) {}
   virtual ~DatasetNode() = default;
 
+  // The iterator may keep a plain pointer to this node: whoever calls this keeps the node alive for the iterator's
+  // lifetime. Dataset::MakeIterator does so for the root; a node keeps its inputs alive through inputs().
   virtual StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IteratorOptions& options) const = 0;
+  StatusOr<std::unique_ptr<Iterator>> MakeInputIterator(size_t i, const IteratorOptions& options) const {
+    return inputs_[i].node()->MakeIterator(options);
+  }
 
   // "map(parse, parallel 4)"; DebugString joins the chain.
   const std::string& description() const { return description_; }

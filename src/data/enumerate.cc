@@ -10,7 +10,7 @@ class EnumerateNode final : public internal::DatasetNode {
       : DatasetNode(StrCat("enumerate(", name, ")"), {std::move(input)}), start_(start), name_(std::move(name)) {}
 
   StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IteratorOptions& options) const override {
-    STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+    STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
     return std::unique_ptr<Iterator>(new It(this, std::move(input)));
   }
 

@@ -189,7 +189,7 @@ StatusOr<std::unique_ptr<Iterator>> FileCacheNode::MakeIterator(const IteratorOp
     STRATA_ASSIGN_OR_RETURN(auto reader, io::TfRecordReader::Open(data()));
     return std::unique_ptr<Iterator>(new ReadIt(std::move(reader), count));
   }
-  STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+  STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
   return std::unique_ptr<Iterator>(new WriteIt(this, std::move(input)));
 }
 

@@ -297,7 +297,7 @@ class ParallelInterleave final : public Iterator {
 };
 
 StatusOr<std::unique_ptr<Iterator>> InterleaveNode::MakeIterator(const IteratorOptions& options) const {
-  STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+  STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
   if (parallel_ == 0) return std::unique_ptr<Iterator>(new SequentialInterleave(this, std::move(input), options));
   return std::unique_ptr<Iterator>(new ParallelInterleave(this, std::move(input), options));
 }

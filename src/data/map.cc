@@ -194,7 +194,7 @@ class ParallelMap final : public Iterator {
 };
 
 StatusOr<std::unique_ptr<Iterator>> MapNode::MakeIterator(const IteratorOptions& options) const {
-  STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+  STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
   if (options_.num_parallel_calls == 0)
     return std::unique_ptr<Iterator>(new SequentialMap(this, std::move(input), options.epoch));
   return std::unique_ptr<Iterator>(new ParallelMap(this, std::move(input), options.epoch));

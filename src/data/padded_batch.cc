@@ -56,7 +56,7 @@ class PaddedBatchNode final : public internal::DatasetNode {
         options_(std::move(options)) {}
 
   StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IteratorOptions& options) const override {
-    STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+    STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
     return internal::MakeBatchIterator(std::move(input), batch_size_, options_.drop_remainder,
                                        [this](std::vector<Element>& rows, Element* out) { return Pad(rows, out); });
   }

@@ -22,7 +22,7 @@ class PrefetchNode final : public internal::DatasetNode {
         max_bytes_(max_bytes == 0 ? kDefaultMaxBytes : max_bytes) {}
 
   StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IteratorOptions& options) const override {
-    STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+    STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
     return std::unique_ptr<Iterator>(new It(this, std::move(input)));
   }
 

@@ -125,7 +125,7 @@ class QualityFilterNode final : public internal::DatasetNode {
       : DatasetNode(Describe(checks), {std::move(input)}), checks_(std::move(checks)), stats_(std::move(stats)) {}
 
   StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IteratorOptions& options) const override {
-    STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+    STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
     return std::unique_ptr<Iterator>(new It(this, std::move(input), options.epoch));
   }
 

@@ -40,7 +40,7 @@ class RebalanceNode final : public internal::DatasetNode {
         seed_(options_.seed ? *options_.seed : internal::RandomSeed()) {}
 
   StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IteratorOptions& options) const override {
-    STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+    STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
     return std::unique_ptr<Iterator>(
         new It(this, std::move(input), internal::MixSeeds(seed_, static_cast<uint64_t>(options.epoch))));
   }

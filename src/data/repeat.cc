@@ -56,7 +56,7 @@ class RepeatNode final : public internal::DatasetNode {
       }
       IteratorOptions o = options_;
       o.epoch = options_.epoch + repetition_;
-      STRATA_ASSIGN_OR_RETURN(input_, node_->inputs()[0].MakeIterator(o));
+      STRATA_ASSIGN_OR_RETURN(input_, node_->MakeInputIterator(0, o));
       fresh_ = true;
       return true;
     }

@@ -21,7 +21,7 @@ class SampleNode final : public internal::DatasetNode {
   StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IteratorOptions& options) const override {
     std::vector<std::unique_ptr<Iterator>> its;
     for (const Dataset& d : inputs()) {
-      STRATA_ASSIGN_OR_RETURN(auto it, d.MakeIterator(options));
+      STRATA_ASSIGN_OR_RETURN(auto it, d.node()->MakeIterator(options));
       its.push_back(std::move(it));
     }
     uint64_t seed = fixed_seed_;

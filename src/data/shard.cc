@@ -11,7 +11,7 @@ class ShardNode final : public internal::DatasetNode {
       : DatasetNode(StrCat("shard(", num_shards, ", ", index, ")"), {std::move(input)}), n_(num_shards), index_(index) {}
 
   StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IteratorOptions& options) const override {
-    STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+    STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
     return std::unique_ptr<Iterator>(new It(this, std::move(input)));
   }
 

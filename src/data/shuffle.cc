@@ -20,7 +20,7 @@ class ShuffleNode final : public internal::DatasetNode {
         fixed_seed_(options.seed ? *options.seed : internal::RandomSeed()) {}
 
   StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IteratorOptions& options) const override {
-    STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+    STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
     uint64_t seed = fixed_seed_;  // reshuffle off: the same order every epoch
     if (options_.reshuffle_each_iteration)
       seed = options_.seed ? internal::MixSeeds(*options_.seed, static_cast<uint64_t>(options.epoch)) : internal::RandomSeed();

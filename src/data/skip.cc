@@ -11,7 +11,7 @@ class SkipNode final : public internal::DatasetNode {
   SkipNode(Dataset input, int64_t count) : DatasetNode(StrCat("skip(", count, ")"), {std::move(input)}), count_(count) {}
 
   StatusOr<std::unique_ptr<Iterator>> MakeIterator(const IteratorOptions& options) const override {
-    STRATA_ASSIGN_OR_RETURN(auto input, inputs()[0].MakeIterator(options));
+    STRATA_ASSIGN_OR_RETURN(auto input, MakeInputIterator(0, options));
     return std::unique_ptr<Iterator>(new It(std::move(input), count_));
   }
 
