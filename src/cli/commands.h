@@ -25,5 +25,6 @@ void AddConformanceCommand(CLI::App& app);
 void AddRunCommand(CLI::App& app);
 void AddBenchCommand(CLI::App& app);
 void AddInspectCommand(CLI::App& app);
+void AddDataCommand(CLI::App& app);
 
 }  // namespace strata::cli

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   AddBenchCommand(app);
   AddInspectCommand(app);
   AddConformanceCommand(app);
+  AddDataCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -19,7 +19,7 @@ inline std::string TempPath(const std::string& name) {
 // A path inside the source tree: $STRATA_SOURCE_DIR (set by ctest) or the tree this header was compiled from.
 inline std::string SourcePath(const std::string& relative) {
   const char* root = std::getenv("STRATA_SOURCE_DIR");
-  std::string base = root ? root : std::string(__FILE__).substr(0, std::string(__FILE__).rfind("/tests/io/"));
+  std::string base = root ? root : std::string(__FILE__).substr(0, std::string(__FILE__).find("/tests/"));
   return base + "/" + relative;
 }
 
