@@ -2,7 +2,6 @@
 // a scalar tensor per column; streamed, so files of any size use a fixed amount of memory.
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
 
 #include "data/dataset_impl.h"
 #include "io/stream.h"
@@ -110,10 +109,9 @@ StatusOr<Tensor> Convert(const std::string& text, DType type) {
     }
     case DType::kFloat32:
     case DType::kFloat64: {
-      std::string s(text);
-      char* end = nullptr;
-      const double v = std::strtod(s.c_str(), &end);
-      if (s.empty() || end != s.c_str() + s.size()) return InvalidArgumentError("expected a number, found \"", text, "\"");
+      double v = 0;  // from_chars: independent of the process locale
+      auto r = std::from_chars(b + (b != e && *b == '+'), e, v);
+      if (r.ec != std::errc() || r.ptr != e) return InvalidArgumentError("expected a number, found \"", text, "\"");
       if (type == DType::kFloat32) return Tensor::Scalar<float>(static_cast<float>(v));
       return Tensor::Scalar<double>(v);
     }

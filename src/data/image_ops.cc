@@ -77,17 +77,26 @@ StatusOr<Tensor> Resize(const Tensor& in, int64_t height, int64_t width, ResizeM
   const auto ty = taps(height, h, sy), tx = taps(width, w, sx);
   Tensor out = Tensor::Empty(DType::kFloat32, Shape{height, width, c});
   float* o = out.data<float>();
-  for (int64_t y = 0; y < height; ++y) {
-    const Tap& a = ty[y];
-    for (int64_t x = 0; x < width; ++x) {
-      const Tap& b = tx[x];
-      for (int64_t k = 0; k < c; ++k) {
-        const float tl = Get(in, (a.lo * w + b.lo) * c + k), tr = Get(in, (a.lo * w + b.hi) * c + k);
-        const float bl = Get(in, (a.hi * w + b.lo) * c + k), br = Get(in, (a.hi * w + b.hi) * c + k);
-        const float top = tl + (tr - tl) * b.frac, bottom = bl + (br - bl) * b.frac;
-        *o++ = top + (bottom - top) * a.frac;
+  auto run = [&](const auto* px) {
+    for (int64_t y = 0; y < height; ++y) {
+      const Tap& a = ty[y];
+      const auto* row_lo = px + a.lo * w * c;
+      const auto* row_hi = px + a.hi * w * c;
+      for (int64_t x = 0; x < width; ++x) {
+        const Tap& b = tx[x];
+        for (int64_t k = 0; k < c; ++k) {
+          const float tl = static_cast<float>(row_lo[b.lo * c + k]), tr = static_cast<float>(row_lo[b.hi * c + k]);
+          const float bl = static_cast<float>(row_hi[b.lo * c + k]), br = static_cast<float>(row_hi[b.hi * c + k]);
+          const float top = tl + (tr - tl) * b.frac, bottom = bl + (br - bl) * b.frac;
+          *o++ = top + (bottom - top) * a.frac;
+        }
       }
     }
+  };
+  if (in.dtype() == DType::kUInt8) {
+    run(in.data<uint8_t>());
+  } else {
+    run(in.data<float>());
   }
   return out;
 }

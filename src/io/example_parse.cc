@@ -3,7 +3,6 @@
 #include <google/protobuf/arena.h>
 
 #include <algorithm>
-#include <set>
 
 #include "io/example_proto.h"
 #include "strata/example.h"
@@ -112,30 +111,35 @@ Tensor ZeroScalar(DType t) {
   }
 }
 
+// Checks the specs; allocates nothing unless there is an error (it runs once per parsed record).
 Status ValidateSpecs(const std::vector<FeatureSpec>& specs) {
-  std::set<std::string> outputs;
-  for (const FeatureSpec& s : specs) {
-    const std::string where = StrCat("feature spec '", s.key, "'");
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const FeatureSpec& s = specs[i];
     if (s.key.empty()) return InvalidArgumentError("a feature spec has an empty key");
     if (s.dtype != DType::kFloat32 && s.dtype != DType::kInt64 && s.dtype != DType::kString)
-      return InvalidArgumentError(where, ": dtype must be float32, int64 or string (the three Example list kinds), got ",
+      return InvalidArgumentError("feature spec '", s.key,
+                                  "': dtype must be float32, int64 or string (the three Example list kinds), got ",
                                   DTypeName(s.dtype));
-    if (!outputs.insert(s.output_name()).second)
-      return InvalidArgumentError(where, ": output name '", s.output_name(), "' is produced twice");
+    for (size_t j = 0; j < i; ++j)
+      if (specs[j].output_name() == s.output_name())
+        return InvalidArgumentError("feature spec '", s.key, "': output name '", s.output_name(), "' is produced twice");
     if (s.type == FeatureSpec::Type::kFixedLen) {
-      for (int64_t d : s.shape)
-        if (d < 0) return InvalidArgumentError(where, ": FixedLen shape must be fully defined, got ", s.shape);
+      int64_t n = 1;
+      for (int64_t d : s.shape) {
+        if (d < 0)
+          return InvalidArgumentError("feature spec '", s.key, "': FixedLen shape must be fully defined, got ", s.shape);
+        n *= d;
+      }
       if (s.default_value) {
         const Tensor& d = *s.default_value;
-        const int64_t n = Shape(s.shape).NumElements();
         if (d.dtype() != s.dtype || (d.num_elements() != n && d.num_elements() != 1))
-          return InvalidArgumentError(where, ": default_value must be ", DTypeName(s.dtype), " with ", n,
-                                      " values (or a scalar), got ", d.TypeString());
+          return InvalidArgumentError("feature spec '", s.key, "': default_value must be ", DTypeName(s.dtype), " with ",
+                                      n, " values (or a scalar), got ", d.TypeString());
       }
     } else if (s.padding_value &&
                (s.padding_value->dtype() != s.dtype || s.padding_value->num_elements() != 1)) {
-      return InvalidArgumentError(where, ": padding_value must be a ", DTypeName(s.dtype), " scalar, got ",
-                                  s.padding_value->TypeString());
+      return InvalidArgumentError("feature spec '", s.key, "': padding_value must be a ", DTypeName(s.dtype),
+                                  " scalar, got ", s.padding_value->TypeString());
     }
   }
   return Status::OK();
