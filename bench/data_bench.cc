@@ -61,7 +61,7 @@ Status PrepareFashion(const std::string& encoding) {
   return w->Close();
 }
 
-// 256 smooth colour 500x375 JPEGs at quality 90 (ImageNet-like sizes), as Examples with image/encoded.
+// 256 textured colour 500x375 JPEGs at quality 90 (ImageNet-like size, ~90 KB each), as Examples.
 Status PrepareJpegs() {
   if (FileExists(JpegFile())) return Status::OK();
   STRATA_RETURN_IF_ERROR(MakeDirs(BenchDir()));
@@ -74,7 +74,7 @@ Status PrepareJpegs() {
       for (int64_t x = 0; x < 500; ++x)
         for (int64_t c = 0; c < 3; ++c)
           img.data<uint8_t>()[(y * 500 + x) * 3 + c] = static_cast<uint8_t>(
-              127 + 60 * std::sin(fx * x * (c + 1)) + 60 * std::cos(fy * y + c) + static_cast<float>(rng.Below(8)));
+              127 + 60 * std::sin(fx * x * (c + 1)) + 60 * std::cos(fy * y + c) + static_cast<float>(rng.Below(40)));
     STRATA_ASSIGN_OR_RETURN(std::string jpg, io::EncodeJpeg(img, 90));
     io::Example ex;
     ex.features["image/encoded"] = io::Feature::Bytes({std::move(jpg)});

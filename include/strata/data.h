@@ -124,6 +124,8 @@ struct QualityCheck {
   std::string name() const;
 };
 
+// Map and filter functions. With num_parallel_calls > 0 a map function runs on several threads at once, so it must
+// be safe to call concurrently (the ready-made ones below are).
 using MapFn = std::function<Status(Element&)>;
 // A map function with a random generator seeded from (seed, epoch, element index): reproducible in parallel.
 using RandomMapFn = std::function<Status(Element&, Rng&)>;
