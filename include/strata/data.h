@@ -287,8 +287,8 @@ MapFn ParseExampleBatchFn(std::vector<io::FeatureSpec> specs, std::string input 
 
 // Applies a tensor function to the tensor `name` (replacing it, or writing `output` if given).
 MapFn MapTensorFn(std::string name, std::function<StatusOr<Tensor>(const Tensor&)> fn, std::string output = "");
-// tf.io.decode_raw: the bytes of string scalar `input` as `dtype` values (little-endian) of `shape` (one -1 is
-// inferred).
+// tf.io.decode_raw: the bytes of each string of `bytes` (all of one length) as `dtype` values (little-endian) of
+// `shape` (one -1 is inferred); the result has shape bytes.shape + shape, so a batch of records decodes at once.
 StatusOr<Tensor> DecodeRaw(const Tensor& bytes, DType dtype, const std::vector<int64_t>& shape);
 MapFn DecodeRawFn(std::string input, std::string output, DType dtype, std::vector<int64_t> shape);
 

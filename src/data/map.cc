@@ -1,6 +1,6 @@
 // Dataset::Map / MapRandom: applies a function to every element, sequentially or with num_parallel_calls worker
 // threads. Deterministic mode emits in input order; otherwise results leave as soon as they are ready. At most
-// num_parallel_calls elements are in flight or waiting, so memory is bounded.
+// 2 x num_parallel_calls elements are in flight or waiting, so memory is bounded.
 #include <condition_variable>
 #include <deque>
 #include <thread>
@@ -77,17 +77,25 @@ class SequentialMap final : public Iterator {
   int64_t index_ = 0;
 };
 
+// num_parallel_calls workers take input elements in order (one at a time, under input_mu_), apply the function
+// outside any lock and mark their slot done. At most 2 x num_parallel_calls slots (running or finished) exist.
+// Each side is woken only when the other side waits for it, which keeps the hand-off cheap on small elements.
 class ParallelMap final : public Iterator {
  public:
   ParallelMap(const MapNode* node, std::unique_ptr<Iterator> input, int64_t epoch)
-      : node_(node), input_(std::move(input)), epoch_(epoch), capacity_(node->parallel()) {}
+      : node_(node),
+        input_(std::move(input)),
+        epoch_(epoch),
+        workers_wanted_(node->parallel()),
+        capacity_(2 * node->parallel()),
+        deterministic_(node->options().deterministic) {}
 
   ~ParallelMap() override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       cancelled_ = true;
     }
-    cv_.notify_all();
+    space_cv_.notify_all();
     for (auto& t : workers_) t.join();
   }
 
@@ -96,7 +104,7 @@ class ParallelMap final : public Iterator {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       auto it = slots_.begin();
-      if (node_->options().deterministic) {
+      if (deterministic_) {
         if (it != slots_.end() && !(*it)->done) it = slots_.end();
       } else {
         while (it != slots_.end() && !(*it)->done) ++it;
@@ -105,14 +113,17 @@ class ParallelMap final : public Iterator {
         std::shared_ptr<Slot> slot = std::move(*it);
         slots_.erase(it);
         --reserved_;
+        const bool wake = waiting_for_space_;
         lock.unlock();
-        cv_.notify_all();
+        if (wake) space_cv_.notify_one();
         if (!slot->status.ok()) return std::move(slot->status);
         *out = std::move(slot->element);
         return true;
       }
       if (slots_.empty() && input_done_) return false;
-      cv_.wait(lock);
+      consumer_waiting_ = true;
+      ready_cv_.wait(lock);
+      consumer_waiting_ = false;
     }
   }
 
@@ -132,7 +143,12 @@ class ParallelMap final : public Iterator {
 
   void Start() {
     if (!workers_.empty()) return;
-    for (int64_t i = 0; i < capacity_; ++i) workers_.emplace_back([this] { Work(); });
+    for (int64_t i = 0; i < workers_wanted_; ++i) workers_.emplace_back([this] { Work(); });
+  }
+
+  // Under mu_: whether the consumer is waiting for `slot` (the front in deterministic mode, any slot otherwise).
+  bool ConsumerWants(const Slot* slot) const {
+    return consumer_waiting_ && (!deterministic_ || (!slots_.empty() && slots_.front().get() == slot));
   }
 
   void Work() {
@@ -140,55 +156,67 @@ class ParallelMap final : public Iterator {
       std::shared_ptr<Slot> slot;
       int64_t index = 0;
       {
-        // input_mu_ orders reads: slots enter the queue in input order.
+        // input_mu_ orders reads: slots enter the queue in input order. Only its holder waits for space.
         std::unique_lock<std::mutex> in_lock(input_mu_);
         {
           std::unique_lock<std::mutex> lock(mu_);
-          cv_.wait(lock, [&] { return cancelled_ || input_done_ || reserved_ < capacity_; });
+          waiting_for_space_ = true;
+          space_cv_.wait(lock, [&] { return cancelled_ || input_done_ || reserved_ < capacity_; });
+          waiting_for_space_ = false;
           if (cancelled_ || input_done_) return;
           ++reserved_;
         }
         slot = std::make_shared<Slot>();
         auto more = input_->GetNext(&slot->element);
         index = next_index_++;
-        std::lock_guard<std::mutex> lock(mu_);
-        if (more.ok() && !*more) {
-          input_done_ = true;
-          --reserved_;
-          cv_.notify_all();
-          return;
+        bool wake = false;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (more.ok() && !*more) {
+            input_done_ = true;
+            --reserved_;
+            wake = consumer_waiting_;
+          } else {
+            if (!more.ok()) {
+              slot->status = std::move(more).status();
+              slot->done = true;
+            }
+            slots_.push_back(slot);
+            wake = slot->done && ConsumerWants(slot.get());
+          }
         }
-        if (!more.ok()) {
-          slot->status = std::move(more).status();
-          slot->done = true;
-        }
-        slots_.push_back(slot);
+        if (wake) ready_cv_.notify_one();
+        if (more.ok() && !*more) return;
       }
-      if (slot->done) {
-        cv_.notify_all();
-        continue;
-      }
+      if (slot->done) continue;
       Status s = node_->Apply(slot->element, epoch_, index);
+      bool wake = false;
       {
         std::lock_guard<std::mutex> lock(mu_);
         slot->status = std::move(s);
         slot->done = true;
+        wake = ConsumerWants(slot.get());
       }
-      cv_.notify_all();
+      if (wake) ready_cv_.notify_one();
     }
   }
 
   const MapNode* node_;
   std::unique_ptr<Iterator> input_;
   const int64_t epoch_;
+  const int64_t workers_wanted_;
   const int64_t capacity_;
+  const bool deterministic_;
   std::vector<std::thread> workers_;
   std::mutex input_mu_;  // guards input_ and next_index_ once workers run
   int64_t next_index_ = 0;
   std::mutex mu_;  // guards everything below
-  std::condition_variable cv_;
+  std::condition_variable ready_cv_;  // the consumer waits here for a finished slot
+  std::condition_variable space_cv_;  // the worker holding input_mu_ waits here for a free slot
   std::deque<std::shared_ptr<Slot>> slots_;
   int64_t reserved_ = 0;  // slots queued or being read
+  bool consumer_waiting_ = false;
+  bool waiting_for_space_ = false;
   bool input_done_ = false;
   bool cancelled_ = false;
 };

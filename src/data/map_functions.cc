@@ -57,33 +57,41 @@ MapFn MapTensorFn(std::string name, std::function<StatusOr<Tensor>(const Tensor&
 }
 
 StatusOr<Tensor> DecodeRaw(const Tensor& bytes, DType dtype, const std::vector<int64_t>& shape) {
-  if (bytes.dtype() != DType::kString || bytes.num_elements() != 1)
-    return InvalidArgumentError("decode_raw expects a string scalar, got ", bytes.TypeString());
+  if (bytes.dtype() != DType::kString || bytes.num_elements() == 0)
+    return InvalidArgumentError("decode_raw expects a non-empty string tensor, got ", bytes.TypeString());
   if (dtype == DType::kString || DTypeSize(dtype) == 0)
     return InvalidArgumentError("decode_raw cannot produce ", DTypeName(dtype));
-  const std::string& s = bytes.data<std::string>()[0];
-  const size_t width = DTypeSize(dtype);
-  if (s.size() % width != 0)
-    return InvalidArgumentError("decode_raw: ", s.size(), " bytes is not a whole number of ", DTypeName(dtype), " values");
-  const auto count = static_cast<int64_t>(s.size() / width);
-  Shape out(shape);
+  const auto strings = bytes.values<std::string>();
+  const size_t size = strings[0].size(), width = DTypeSize(dtype);
+  for (size_t i = 1; i < strings.size(); ++i)
+    if (strings[i].size() != size)
+      return InvalidArgumentError("decode_raw: string ", i, " has ", strings[i].size(), " bytes, string 0 has ", size,
+                                  " (all must have the same length)");
+  if (size % width != 0)
+    return InvalidArgumentError("decode_raw: ", size, " bytes is not a whole number of ", DTypeName(dtype), " values");
+  const auto count = static_cast<int64_t>(size / width);
+  Shape one(shape);
   int unknown = -1;
   int64_t known = 1;
-  for (int i = 0; i < out.rank(); ++i) {
-    if (out[i] >= 0) {
-      known *= out[i];
+  for (int i = 0; i < one.rank(); ++i) {
+    if (one[i] >= 0) {
+      known *= one[i];
     } else if (unknown < 0) {
       unknown = i;
     } else {
       return InvalidArgumentError("decode_raw: shape ", shape, " has more than one -1");
     }
   }
-  if (unknown >= 0 && known > 0 && count % known == 0) out[unknown] = count / known;
-  if (out.NumElements() != count || (unknown >= 0 && out[unknown] < 0))
-    return InvalidArgumentError("decode_raw: ", s.size(), " bytes hold ", count, " ", DTypeName(dtype),
+  if (unknown >= 0 && known > 0 && count % known == 0) one[unknown] = count / known;
+  if (one.NumElements() != count || (unknown >= 0 && one[unknown] < 0))
+    return InvalidArgumentError("decode_raw: ", size, " bytes hold ", count, " ", DTypeName(dtype),
                                 " values, which do not fit shape ", shape);
+  Shape out = bytes.shape();
+  for (int64_t d : one) out.PushBack(d);
   STRATA_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, out));
-  if (!s.empty()) std::memcpy(t.raw_data(), s.data(), s.size());
+  auto* dst = static_cast<char*>(t.raw_data());
+  for (size_t i = 0; i < strings.size(); ++i)
+    if (size) std::memcpy(dst + i * size, strings[i].data(), size);
   return t;
 }
 

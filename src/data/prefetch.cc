@@ -39,7 +39,7 @@ class PrefetchNode final : public internal::DatasetNode {
         std::lock_guard<std::mutex> lock(mu_);
         cancelled_ = true;
       }
-      cv_.notify_all();
+      space_cv_.notify_all();
       if (producer_.joinable()) producer_.join();
     }
 
@@ -48,15 +48,18 @@ class PrefetchNode final : public internal::DatasetNode {
       std::unique_lock<std::mutex> lock(mu_);
       if (buffer_.empty() && !done_ && node_->buffer_size_ == kAutotune && capacity_ < kAutotuneMax) {
         ++capacity_;  // the consumer is waiting: a deeper buffer would have helped
-        cv_.notify_all();
+        if (producer_waiting_) space_cv_.notify_one();
       }
-      cv_.wait(lock, [&] { return !buffer_.empty() || done_; });
+      consumer_waiting_ = true;
+      ready_cv_.wait(lock, [&] { return !buffer_.empty() || done_; });
+      consumer_waiting_ = false;
       if (buffer_.empty()) return false;
       Entry e = std::move(buffer_.front());
       buffer_.pop_front();
       bytes_ -= e.bytes;
+      const bool wake = producer_waiting_;
       lock.unlock();
-      cv_.notify_all();
+      if (wake) space_cv_.notify_one();
       if (!e.status.ok()) return std::move(e.status);
       *out = std::move(e.element);
       return true;
@@ -78,25 +81,31 @@ class PrefetchNode final : public internal::DatasetNode {
       for (;;) {
         {
           std::unique_lock<std::mutex> lock(mu_);
-          cv_.wait(lock, [&] {
+          producer_waiting_ = true;
+          space_cv_.wait(lock, [&] {
             return cancelled_ ||
                    (static_cast<int64_t>(buffer_.size()) < capacity_ && (buffer_.empty() || bytes_ < node_->max_bytes_));
           });
+          producer_waiting_ = false;
           if (cancelled_) return;
         }
         Entry e;
         auto more = input_->GetNext(&e.element);
-        std::lock_guard<std::mutex> lock(mu_);
-        if (more.ok() && !*more) {
-          done_ = true;
-          cv_.notify_all();
-          return;
+        bool wake = false;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (more.ok() && !*more) {
+            done_ = true;
+          } else {
+            if (!more.ok()) e.status = std::move(more).status();
+            e.bytes = e.element.ByteSize();
+            bytes_ += e.bytes;
+            buffer_.push_back(std::move(e));
+          }
+          wake = consumer_waiting_;
         }
-        if (!more.ok()) e.status = std::move(more).status();
-        e.bytes = e.element.ByteSize();
-        bytes_ += e.bytes;
-        buffer_.push_back(std::move(e));
-        cv_.notify_all();
+        if (wake) ready_cv_.notify_one();
+        if (more.ok() && !*more) return;
       }
     }
 
@@ -104,10 +113,13 @@ class PrefetchNode final : public internal::DatasetNode {
     std::unique_ptr<Iterator> input_;  // used only by the producer once it runs
     std::thread producer_;
     std::mutex mu_;
-    std::condition_variable cv_;
+    std::condition_variable ready_cv_;  // the consumer waits for an element
+    std::condition_variable space_cv_;  // the producer waits for room
     std::deque<Entry> buffer_;
     size_t bytes_ = 0;
     int64_t capacity_;
+    bool consumer_waiting_ = false;
+    bool producer_waiting_ = false;
     bool done_ = false;
     bool cancelled_ = false;
   };

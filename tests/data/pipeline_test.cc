@@ -165,3 +165,28 @@ TEST(PipelineTest, BatchThenParseGivesTheSameTensors) {
 
 }  // namespace
 }  // namespace strata::data
+
+namespace strata::data {
+namespace {
+
+TEST(DecodeRawTest, ScalarsAndBatchesWithInferredDimension) {
+  Tensor one = Tensor::Scalar<std::string>(std::string("\x01\x00\x02\x00\x03\x00\xff\xff", 8));
+  auto a = DecodeRaw(one, DType::kInt16, {2, -1});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->TypeString(), "int16[2,2]");
+  EXPECT_EQ(a->ToVector<int16_t>(), (std::vector<int16_t>{1, 2, 3, -1}));
+  Tensor batch = Tensor::FromVector<std::string>({"abcd", "efgh", "ijkl"});
+  auto b = DecodeRaw(batch, DType::kUInt8, {2, 2, 1});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->TypeString(), "uint8[3,2,2,1]");
+  EXPECT_EQ(b->data<uint8_t>()[4], 'e');
+  EXPECT_NE(DecodeRaw(Tensor::FromVector<std::string>({"ab", "abc"}), DType::kUInt8, {-1}).status().message().find(
+                "string 1 has 3 bytes, string 0 has 2"),
+            std::string::npos);
+  EXPECT_NE(DecodeRaw(one, DType::kFloat32, {3}).status().message().find("do not fit shape [3]"), std::string::npos);
+  EXPECT_FALSE(DecodeRaw(one, DType::kInt16, {-1, -1}).ok());
+  EXPECT_FALSE(DecodeRaw(Tensor::Scalar<float>(1), DType::kUInt8, {-1}).ok());
+}
+
+}  // namespace
+}  // namespace strata::data
