@@ -33,11 +33,7 @@ std::string HumanBytes(uint64_t bytes) {
 
 StatusOr<io::Compression> FileCompression(const std::string& path, const std::string& flag) {
   if (flag != "auto") return io::ParseCompression(flag);
-  STRATA_ASSIGN_OR_RETURN(auto in, io::OpenFileInput(path));
-  std::string head(2, '\0');
-  STRATA_ASSIGN_OR_RETURN(size_t n, in->Read(head.data(), head.size()));
-  head.resize(n);
-  return io::SniffCompression(head);
+  return io::SniffFileCompression(path);
 }
 
 int64_t DataThreads() {

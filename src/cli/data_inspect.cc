@@ -1,5 +1,6 @@
 // `strata data inspect FILE [-n N]`: what a TFRecord file of Examples holds: record count and bytes, every feature
-// with its kind and value counts, and the first N records.
+// with its kind and value counts, and the first N records. In a damaged file it reports the records before the
+// damage, then the error.
 #include <algorithm>
 #include <cstdio>
 
@@ -63,9 +64,11 @@ Status RunInspect(const InspectOptions& o) {
   std::string record, shown;
   int64_t records = 0, not_examples = 0;
   uint64_t payload = 0;
+  Status read_error;  // a damaged file: report what came before the damage, then the error
   for (;;) {
-    STRATA_ASSIGN_OR_RETURN(bool more, reader->ReadRecord(&record));
-    if (!more) break;
+    auto more = reader->ReadRecord(&record);
+    if (!more.ok()) read_error = more.status();
+    if (!more.ok() || !*more) break;
     payload += record.size();
     auto ex = io::ParseExample(record);
     if (!ex.ok()) {
@@ -91,6 +94,7 @@ Status RunInspect(const InspectOptions& o) {
     }
     ++records;
   }
+  if (!read_error.ok() && records == 0) return read_error;
   std::printf("file: %s%s\nrecords: %lld (payload %s)\n", o.file.c_str(),
               c == io::Compression::kNone ? "" : StrCat(" (", io::CompressionName(c), ")").c_str(),
               static_cast<long long>(records), HumanBytes(payload).c_str());
@@ -103,7 +107,8 @@ Status RunInspect(const InspectOptions& o) {
                 static_cast<long long>(s.records), static_cast<long long>(records), s.mixed_kinds ? " (mixed kinds)" : "");
   }
   std::printf("%s", shown.c_str());
-  return Status::OK();
+  std::fflush(stdout);
+  return read_error;
 }
 
 }  // namespace

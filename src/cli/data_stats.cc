@@ -1,6 +1,7 @@
 // `strata data stats PATTERN [--label-key label]`: example count, class histogram and bytes of the TFRecord files
 // matching a glob pattern.
 #include <cstdio>
+#include <filesystem>
 
 #include "cli/commands.h"
 #include "cli/data_commands.h"
@@ -23,9 +24,8 @@ Status RunStats(const StatsOptions& o) {
   io::FeatureSpec label = io::FeatureSpec::VarLen(o.label_key, DType::kInt64);
   for (const std::string& f : files) {
     STRATA_ASSIGN_OR_RETURN(io::Compression c, FileCompression(f, o.compression));
-    STRATA_ASSIGN_OR_RETURN(auto in, io::OpenFileInput(f));
-    STRATA_ASSIGN_OR_RETURN(uint64_t size, in->Skip(UINT64_MAX));
-    file_bytes += size;
+    std::error_code ec;
+    file_bytes += std::filesystem::file_size(f, ec);
     auto ds = data::Dataset::TfRecord({f}, {.compression = std::string(io::CompressionName(c))})
                   .Map([&payload](data::Element& e) -> Status {
                     payload += e.Get("record")->data<std::string>()[0].size();

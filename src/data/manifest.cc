@@ -29,13 +29,10 @@ std::string Relative(const std::string& path, const std::string& base) {
 
 // Records of a TFRecord file (compression sniffed), or -1 when the file is not a valid TFRecord stream.
 int64_t CountRecords(const std::string& path) {
-  std::string head(2, '\0');
-  auto in = io::OpenFileInput(path);
-  if (!in.ok()) return -1;
-  auto got = (*in)->Read(head.data(), head.size());
-  head.resize(got.ok() ? *got : 0);
-  auto n = io::CountTfRecords(path, io::SniffCompression(head), /*verify_data=*/true);
-  if (!n.ok() && io::SniffCompression(head) != io::Compression::kNone)
+  auto sniffed = io::SniffFileCompression(path);
+  if (!sniffed.ok()) return -1;
+  auto n = io::CountTfRecords(path, *sniffed, /*verify_data=*/true);
+  if (!n.ok() && *sniffed != io::Compression::kNone)
     n = io::CountTfRecords(path, io::Compression::kNone, /*verify_data=*/true);  // a raw file that looked compressed
   return n.ok() ? *n : -1;
 }

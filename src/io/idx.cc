@@ -48,15 +48,11 @@ Status IdxReader::ReadExactly(char* dst, size_t n, std::string_view what) {
 }
 
 StatusOr<std::unique_ptr<IdxReader>> IdxReader::Open(const std::string& path) {
-  std::string head(2, '\0');
-  {
-    STRATA_ASSIGN_OR_RETURN(auto probe, OpenFileInput(path));
-    STRATA_ASSIGN_OR_RETURN(size_t n, probe->Read(head.data(), 2));
-    head.resize(n);
-  }
+  STRATA_ASSIGN_OR_RETURN(Compression sniffed, SniffFileCompression(path));
   STRATA_ASSIGN_OR_RETURN(auto file, OpenFileInput(path));
-  const bool gz = head.size() == 2 && static_cast<uint8_t>(head[0]) == 0x1f && static_cast<uint8_t>(head[1]) == 0x8b;
-  return FromStream(gz ? DecompressingInput(std::move(file), Compression::kGzip) : std::move(file));
+  // Only gzip is expected; an IDX magic (00 00 ..) never looks like a zlib header.
+  return FromStream(sniffed == Compression::kGzip ? DecompressingInput(std::move(file), Compression::kGzip)
+                                                  : std::move(file));
 }
 
 StatusOr<std::unique_ptr<IdxReader>> IdxReader::FromStream(std::unique_ptr<InputStream> in) {

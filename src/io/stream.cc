@@ -44,6 +44,14 @@ Compression SniffCompression(std::string_view head) {
   return Compression::kNone;
 }
 
+StatusOr<Compression> SniffFileCompression(const std::string& path) {
+  STRATA_ASSIGN_OR_RETURN(auto in, OpenFileInput(path));
+  std::string head(2, '\0');
+  STRATA_ASSIGN_OR_RETURN(size_t n, in->Read(head.data(), head.size()));
+  head.resize(n);
+  return SniffCompression(head);
+}
+
 StatusOr<uint64_t> InputStream::Skip(uint64_t n) {
   char scratch[16384];
   uint64_t done = 0;

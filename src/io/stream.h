@@ -19,6 +19,8 @@ std::string_view CompressionName(Compression c);  // "", "ZLIB", "GZIP"
 // Guesses from the first bytes of a file (gzip magic 1f 8b, zlib header 78 xx with a valid check); for tools that
 // inspect unknown files, never for the training reader.
 Compression SniffCompression(std::string_view head);
+// SniffCompression of the first bytes of a file.
+StatusOr<Compression> SniffFileCompression(const std::string& path);
 
 class InputStream {
  public:

@@ -8,6 +8,8 @@
 #include "core/file_util.h"
 #include "data_test_util.h"
 #include "io/image_codec.h"
+#include "io/tfrecord.h"
+#include "strata/example.h"
 
 namespace strata::data {
 namespace {
@@ -162,6 +164,29 @@ TEST(DataCliTest, ErrorsAreOneLineWithNonZeroExit) {
   auto r = Strata("data inspect " + bad);
   EXPECT_NE(r.out.find("corrupted record at 0 in '" + bad + "'"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(Is this even a TFRecord file?)"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace strata::data
+
+namespace strata::data {
+namespace {
+
+TEST(DataCliTest, InspectReportsTheRecordsBeforeTheDamage) {
+  const std::string path = TempPath("cli_damaged.tfrecord");
+  std::string bytes;
+  for (int i = 0; i < 3; ++i) {
+    io::Example ex;
+    ex.features["label"] = io::Feature::Int64s({i});
+    io::AppendTfRecord(&bytes, io::SerializeExample(ex));
+  }
+  bytes.resize(bytes.size() - 3);  // cut the last record short
+  std::ofstream(path, std::ios::binary) << bytes;
+  auto r = Strata("data inspect " + path + " -n 5");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("records: 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("label: int64_list [1]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("strata: error: truncated record at "), std::string::npos) << r.out;
 }
 
 }  // namespace
