@@ -52,6 +52,9 @@ struct TfRecordReaderOptions {
   // false: a corrupt or truncated record is a DATA_LOSS error (TF's behaviour).
   // true: the reader skips it, counts it in corrupt_records(), and resynchronises on the next valid header.
   bool skip_corrupt = false;
+  // Where to start, in bytes of the (decompressed) stream; offsets then count from the file's start. An event-file
+  // tailer reopens at the offset() of a record that was truncated while being written.
+  uint64_t start_offset = 0;
 };
 
 class TfRecordReader {

@@ -32,8 +32,16 @@ bool HeaderValid(const char* p) { return MaskCrc(Crc32c(p, 8)) == LoadLE32(p + 8
 StatusOr<std::unique_ptr<TfRecordReader>> TfRecordReader::Open(const std::string& path,
                                                                const TfRecordReaderOptions& options) {
   STRATA_ASSIGN_OR_RETURN(auto file, OpenFileInput(path));
-  return std::make_unique<TfRecordReader>(DecompressingInput(std::move(file), options.compression, options.buffer_size),
-                                          options);
+  auto in = DecompressingInput(std::move(file), options.compression, options.buffer_size);
+  if (options.start_offset > 0) {
+    STRATA_ASSIGN_OR_RETURN(uint64_t skipped, in->Skip(options.start_offset));
+    if (skipped < options.start_offset)
+      return OutOfRangeError("start offset ", options.start_offset, " is past the end of '", path, "' (", skipped,
+                             " bytes)");
+  }
+  auto reader = std::make_unique<TfRecordReader>(std::move(in), options);
+  reader->offset_ = options.start_offset;
+  return reader;
 }
 
 TfRecordReader::TfRecordReader(std::unique_ptr<InputStream> in, const TfRecordReaderOptions& options)

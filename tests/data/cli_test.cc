@@ -92,10 +92,11 @@ TEST(DataCliTest, ImportIdxOnFashionMnistGivesAllExamplesBalancedAndPixelExact) 
                       "    assert counts == [per] * 10, counts\n"),
             0);
   // strata's own tools agree.
-  auto stats = Strata("data stats '" + out + "train-*.tfrecord'");
+  auto stats = Strata("data stats '" + out + "train-*.tfrecord' --num-classes 10");
   ASSERT_EQ(stats.code, 0) << stats.out;
   EXPECT_NE(stats.out.find("examples: 60000"), std::string::npos) << stats.out;
   for (int c = 0; c < 10; ++c) EXPECT_NE(stats.out.find(StrCat("  ", c, ": 6000 (10.0%)")), std::string::npos);
+  EXPECT_NE(stats.out.find("quality checks (duplicate, label_out_of_range): "), std::string::npos) << stats.out;
   auto inspect = Strata("data inspect " + out + "test-00000-of-00001.tfrecord -n 1");
   ASSERT_EQ(inspect.code, 0) << inspect.out;
   EXPECT_NE(inspect.out.find("records: 10000"), std::string::npos) << inspect.out;
@@ -171,6 +172,41 @@ TEST(DataCliTest, ErrorsAreOneLineWithNonZeroExit) {
 
 namespace strata::data {
 namespace {
+
+TEST(DataCliTest, StatsCountsQualityProblems) {
+  // 6 examples: one exact duplicate, one label out of range, one blank raw image, one blank PNG.
+  const std::string path = TempPath("cli_quality.tfrecord");
+  std::string bytes;
+  auto add = [&](int64_t label, uint8_t fill, bool varied, bool png) {
+    Tensor img = Tensor::Empty(DType::kUInt8, Shape{4, 4, 1});
+    for (int p = 0; p < 16; ++p) img.data<uint8_t>()[p] = static_cast<uint8_t>(varied ? fill + 13 * p : fill);
+    io::Example ex;
+    if (png) {
+      ex.features["img"] = io::Feature::Bytes({*io::EncodePng(img)});
+    } else {
+      ex.features["img"] = io::Feature::Bytes({std::string(static_cast<const char*>(img.raw_data()), 16)});
+      ex.features["image/shape"] = io::Feature::Int64s({4, 4, 1});
+    }
+    ex.features["label"] = io::Feature::Int64s({label});
+    io::AppendTfRecord(&bytes, io::SerializeExample(ex));
+  };
+  add(0, 1, true, false);
+  add(0, 1, true, false);  // duplicate of the first
+  add(1, 2, true, true);
+  add(7, 3, true, false);  // label out of range for 3 classes
+  add(2, 9, false, false);  // blank
+  add(2, 200, false, true);  // blank PNG
+  std::ofstream(path, std::ios::binary) << bytes;
+  auto r = Strata("data stats " + path + " --num-classes 3 --image-key img");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("examples: 6"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("quality checks (duplicate, label_out_of_range, blank_image): 4 of 6 would be dropped"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  blank_image: 2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  duplicate: 1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  label_out_of_range: 1\n"), std::string::npos) << r.out;
+}
 
 TEST(DataCliTest, InspectReportsTheRecordsBeforeTheDamage) {
   const std::string path = TempPath("cli_damaged.tfrecord");

@@ -227,6 +227,37 @@ TEST(TfRecordTest, IndependentPythonReaderAndWriterAgree) {
   EXPECT_TRUE(recs[0].empty());
 }
 
+TEST(TfRecordTest, StartOffsetLetsATailerRetryATruncatedRecord) {
+  std::string data;
+  AppendTfRecord(&data, "first");
+  AppendTfRecord(&data, "second");
+  const std::string path = TempPath("tail.tfrecord");
+  WriteBytes(path, data.substr(0, data.size() - 5));  // the writer is still writing "second"
+  auto r = *TfRecordReader::Open(path);
+  std::string rec;
+  ASSERT_TRUE(*r->ReadRecord(&rec));
+  auto cut = r->ReadRecord(&rec);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().message().find("truncated record at 21"), std::string::npos);
+  const uint64_t resume = r->offset();
+  EXPECT_EQ(resume, 21u);
+  WriteBytes(path, data);  // the rest has arrived
+  for (Compression c : {Compression::kNone, Compression::kGzip}) {
+    const std::string file = c == Compression::kNone ? path : TempPath("tail.tfrecord.gz");
+    if (c == Compression::kGzip) {
+      auto w = TfRecordWriter::Open(file, {.compression = c});
+      ASSERT_TRUE((*w)->Write("first").ok() && (*w)->Write("second").ok() && (*w)->Close().ok());
+    }
+    auto again = TfRecordReader::Open(file, {.compression = c, .start_offset = resume});
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    ASSERT_TRUE(*(*again)->ReadRecord(&rec));
+    EXPECT_EQ(rec, "second");
+    EXPECT_EQ((*again)->last_record_offset(), 21u);
+    EXPECT_FALSE(*(*again)->ReadRecord(&rec));
+  }
+  EXPECT_EQ(TfRecordReader::Open(path, {.start_offset = 1000}).status().code(), StatusCode::kOutOfRange);
+}
+
 TEST(TfRecordTest, AtomicWriterPublishesOnlyOnClose) {
   const std::string path = TempPath("atomic.tfrecord");
   {
