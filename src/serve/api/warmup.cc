@@ -4,9 +4,7 @@
 
 #include "core/file_util.h"
 #include "core/logging.h"
-#ifndef STRATA_SERVE_NO_TFRECORD
 #include "io/tfrecord.h"
-#endif
 #include "serve/api/proto_codec.h"
 #include "serve/core/predictor.h"
 #include "serve/metrics.h"
@@ -74,9 +72,6 @@ Status RunExamples(const Servable& servable, const tensorflow::serving::ModelSpe
 }
 
 Status Replay(const Servable& servable, const std::string& path, int iterations, int64_t* records) {
-#ifdef STRATA_SERVE_NO_TFRECORD
-  return UnimplementedError("this build has no TFRecord reader; cannot replay ", path);
-#else
   auto reader = io::TfRecordReader::Open(path);
   if (!reader.ok())
     return Status(reader.status().code(), StrCat("cannot open warmup file ", path, ": ", reader.status().message()));
@@ -97,7 +92,6 @@ Status Replay(const Servable& servable, const std::string& path, int iterations,
     }
   }
   return Status::OK();
-#endif
 }
 
 }  // namespace
