@@ -1,9 +1,37 @@
 // Every fast kernel, attached to its op in priority order (first that accepts a node wins; the reference kernel is
-// the last resort). src/ops/dnnl/ is the only place that includes oneDNN.
+// the last resort). src/ops/dnnl/ is the only place that includes oneDNN; with STRATA_WITH_DNNL off the reference
+// kernels run alone.
 #include "ops/op.h"
+
+#ifdef STRATA_WITH_DNNL
+#include "ops/dnnl/dnnl_kernels.h"
+#endif
 
 namespace strata::ops {
 
-void RegisterAllKernels(OpRegistry* r) { (void)r; }
+#ifdef STRATA_WITH_DNNL
+static void RegisterDnnlKernels(OpRegistry* r) {
+  const auto add = [r](std::string_view domain, std::initializer_list<std::string_view> ops, KernelFactory f) {
+    for (std::string_view op : ops) r->AddKernel(domain, op, KernelEntry{"dnnl", f});
+  };
+  // activation
+  add("", {"Relu"}, onednn::CreateEltwise);
+  // math
+  add("", {"Add", "Div", "Mul", "Sub"}, onednn::CreateBinary);
+  add("", {"MatMul"}, onednn::CreateMatMul);
+  // strata-domain fused ops
+  add("strata", {"FusedConv"}, onednn::CreateFusedConv);
+  add("strata", {"FusedGemm"}, onednn::CreateFusedGemm);
+  add("strata", {"FusedMatMul"}, onednn::CreateFusedMatMul);
+}
+#endif
+
+void RegisterAllKernels(OpRegistry* r) {
+#ifdef STRATA_WITH_DNNL
+  RegisterDnnlKernels(r);
+#else
+  (void)r;
+#endif
+}
 
 }  // namespace strata::ops

@@ -41,6 +41,17 @@ static void RegisterActivationFamily(OpRegistry* r) {
   RegisterThresholdedRelu(r);
 }
 
+// ---- fused: strata-domain ops written by the fusion passes (defs/fused) ----
+void RegisterFusedConv(OpRegistry* r);
+void RegisterFusedGemm(OpRegistry* r);
+void RegisterFusedMatMul(OpRegistry* r);
+
+static void RegisterFusedFamily(OpRegistry* r) {
+  RegisterFusedConv(r);
+  RegisterFusedGemm(r);
+  RegisterFusedMatMul(r);
+}
+
 // ---- generator (defs/generator) ----
 void RegisterBernoulli(OpRegistry* r);
 void RegisterConstant(OpRegistry* r);
@@ -352,6 +363,7 @@ static void RegisterControlFamily(OpRegistry* r) { (void)r; }
 void RegisterAllOps(OpRegistry* r) {
   RegisterActivationFamily(r);
   RegisterControlFamily(r);
+  RegisterFusedFamily(r);
   RegisterGeneratorFamily(r);
   RegisterGradFamily(r);
   RegisterLogicFamily(r);

@@ -1,0 +1,43 @@
+// Helpers for the strata-domain fused ops: their reference kernels run the reference kernel of the op they extend
+// (Conv, Gemm, MatMul) and finish the result in place (residual sum, bias, activation).
+#pragma once
+
+#include <vector>
+
+#include "ops/defs/fused/activation.h"
+#include "ops/op_util.h"
+
+namespace strata::ops {
+
+// Shows another op's kernel the first `num_inputs` inputs of the fused node and remembers the output tensors it
+// allocates.
+class DelegateContext final : public KernelContext {
+ public:
+  DelegateContext(KernelContext& outer, int num_inputs);
+  StatusOr<Tensor*> Output(int i, DType dtype, const Shape& shape) override;
+  void SetOutput(int i, Tensor t) override;
+  Allocator* allocator() override { return outer_.allocator(); }
+  Status RunSubgraph(const graph::Graph& g, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                     std::vector<Tensor>* outputs) override {
+    return outer_.RunSubgraph(g, feeds, outputs);
+  }
+  // The tensor the delegate produced as output i (null when it produced none).
+  Tensor* produced(int i) { return produced_[i]; }
+
+ private:
+  KernelContext& outer_;
+  std::vector<const Tensor*> ins_;
+  std::vector<Tensor*> produced_;
+  std::vector<Tensor> views_;  // outputs set with SetOutput are copied so that they can be finished in place
+};
+
+// The schema of an ONNX op the fused op builds on (Unimplemented when that op is not registered).
+StatusOr<const OpSchema*> BaseSchema(std::string_view op);
+
+// Runs `base`'s shape inference on the first `num_inputs` inputs of ctx and copies its output 0 into ctx.
+Status InferLikeBase(InferContext& ctx, const OpSchema& base, int num_inputs);
+
+// y += b (b broadcast to y's shape without changing it), then the activation, for float32/float64 y.
+Status FinishInPlace(const Node& node, Tensor* y, const Tensor* b, const Activation& act);
+
+}  // namespace strata::ops

@@ -1,0 +1,187 @@
+// The oneDNN adapter: private to src/ops/dnnl/ (the only folder that includes oneDNN headers).
+//
+// One CPU engine for the process; a stream per thread; dnnl::error turned into Status (no exception escapes);
+// memory-descriptor helpers; and PrimitiveKernel, the Kernel every oneDNN fast kernel is built from.
+//
+// A PrimitiveKernel is a short program of oneDNN primitives (reorders and one compute primitive, usually) over
+// buffers: the node's inputs and outputs (bound per run), constants prepared once at plan time (weights reordered
+// into the layout the primitive prefers) and per-run temporaries. Scratchpads are in user mode: every concurrent run
+// borrows an execution slot (memory objects, argument arrays and one scratch arena) from the kernel's pool, so Run is
+// thread-safe and allocates nothing in the steady state. Primitives are executed through the C API with prebuilt
+// argument arrays (the C++ execute() builds an unordered_map per call).
+//
+// Threads: the CPU runtime is OpenMP, the same as strata's ParallelFor. A primitive uses the OpenMP thread count of
+// the thread that created it (the plan compiles on the calling thread, after SessionOptions::intra_op_threads has
+// been applied).
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ops/op.h"
+
+namespace strata::ops::onednn {
+
+using Md = dnnl::memory::desc;
+using Dims = dnnl::memory::dims;
+using Tag = dnnl::memory::format_tag;
+using Alg = dnnl::algorithm;
+
+const dnnl::engine& CpuEngine();
+
+// Unimplemented with the reason: the node is left to the next kernel (STRATA_VERBOSE=dispatch prints the reason).
+template <typename... Args>
+Status Decline(const Args&... args) {
+  return UnimplementedError(args...);
+}
+
+// A oneDNN error at plan time: out of memory gives ResourceExhausted; anything else declines the node (Unimplemented)
+// so that the reference kernel runs instead.
+Status FromDnnlError(const dnnl::error& e, std::string_view what);
+
+// Runs plan-time code that calls oneDNN's C++ API; exceptions become Status.
+template <typename F>
+auto Guard(std::string_view what, F&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(e, what);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(what, ": out of memory");
+  } catch (const std::exception& e) {
+    return InternalError(what, ": ", e.what());
+  }
+}
+
+// Primitive attributes with the scratchpad in user mode (every primitive a PrimitiveKernel runs must use them).
+dnnl::primitive_attr Attr();
+dnnl::primitive_attr Attr(const dnnl::post_ops& po);
+
+// ---- shapes and memory descriptors ----
+
+Dims ToDims(const Shape& s);
+// float32, row-major; a scalar is described as [1].
+Md PlainMd(const Shape& s);
+Md PlainMd(const Dims& d);
+// float32 with the layout left to the primitive.
+Md AnyMd(const Dims& d);
+// The concrete shape of a value at plan time, or Unimplemented.
+StatusOr<Shape> KnownShape(const ValueType& vt, std::string_view what);
+// Declines unless every present input and output is float32 with a fully known, non-empty shape.
+Status RequireFloat32(const KernelInit& init);
+
+// ---- PrimitiveKernel ----
+
+class PrimitiveKernel final : public Kernel {
+ public:
+  // Records the node's input and output types; the kernel is then built with the calls below.
+  explicit PrimitiveKernel(const KernelInit& init, std::string name = "dnnl");
+
+  // Buffers the primitives read and write (ids are indexes into buffers_).
+  // Node input i in the layout `want`: a constant is reordered once now; a runtime value is bound per run (and
+  // reordered into a temporary first when `want` differs from its plain layout). `user` overrides the plain
+  // description of the input (e.g. a reshaped view of it).
+  int Input(int i, const Md& want, const Md* user = nullptr);
+  // A constant buffer built at plan time (folded weights, a scaled bias): `data` laid out as `user`, reordered into
+  // `want` (memory the kernel owns).
+  int Constant(const Md& user, const void* data, const Md& want);
+  int Constant(dnnl::memory mem);
+  // The value of node input i when it is a constant (known at plan time), else null.
+  const Tensor* constant_input(int i) const { return i < static_cast<int>(input_values_.size()) ? input_values_[i] : nullptr; }
+  const Shape& input_shape(int i) const { return input_shapes_[i]; }
+  // Node output j, produced by the next primitive in layout `produced`; when that is not the plain layout of `shape`
+  // the primitive writes a temporary that is reordered into the output after it.
+  int Output(int j, const Shape& shape, const Md& produced, const Md* user = nullptr);
+  // A per-run temporary.
+  int Temp(const Md& md);
+  // Copies node input i into buffer `dst` (a reorder) before the next primitive (the sum post-op's accumulator).
+  void CopyInputTo(int i, int dst, const Md* user = nullptr);
+
+  // Appends a primitive with its arguments (DNNL_ARG_* -> buffer id); `pd` supplies the scratchpad size.
+  void Add(const dnnl::primitive& p, const dnnl::primitive_desc_base& pd, std::vector<std::pair<int, int>> args);
+
+  // Ends building: sizes the scratch arena and creates the first execution slot. Call inside Guard.
+  void Finalize();
+
+  Status Run(KernelContext& ctx) const override;
+  std::string_view name() const override { return name_; }
+  // "dnnl(brgconv:avx512_core)" and the like, for DescribePlan-style debugging.
+  const std::string& impl_info() const { return impl_info_; }
+
+ private:
+  enum class Kind { kInput, kOutput, kConstant, kTemp };
+  struct Buffer {
+    Kind kind;
+    Md md;
+    int index = -1;           // node input/output index
+    dnnl::memory constant;    // kConstant
+    size_t arena_offset = 0;  // kTemp
+  };
+  struct Step {
+    dnnl::primitive prim;
+    std::vector<std::pair<int, int>> args;  // DNNL_ARG_* -> buffer id
+    Md scratchpad;
+  };
+  struct Slot {
+    std::vector<dnnl::memory> mems;  // per buffer (constants share the kernel's memory)
+    std::vector<std::vector<dnnl_exec_arg_t>> args;
+    std::vector<dnnl::memory> scratch;  // per step, may be empty
+    void* arena = nullptr;
+    ~Slot();
+  };
+
+  std::unique_ptr<Slot> MakeSlot() const;
+  int AddBuffer(Buffer b);
+
+  std::string name_;
+  std::string impl_info_;
+  std::vector<Shape> input_shapes_;  // empty Shape for omitted inputs
+  std::vector<bool> input_present_;
+  std::vector<const Tensor*> input_values_;
+  std::vector<Shape> output_shapes_;
+  std::vector<bool> output_bound_;
+  std::vector<Buffer> buffers_;
+  std::vector<Step> steps_;
+  std::vector<Step> pending_after_;  // output reorders that follow the next primitive
+  size_t temp_bytes_ = 0;
+  size_t arena_bytes_ = 0;
+  mutable std::mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<Slot>> pool_;
+};
+
+// Builds a PrimitiveKernel inside Guard: `build(kernel)` returns Status (a decline or an error).
+template <typename F>
+StatusOr<std::unique_ptr<Kernel>> BuildKernel(const KernelInit& init, std::string_view what, F&& build) {
+  return Guard(what, [&]() -> StatusOr<std::unique_ptr<Kernel>> {
+    auto k = std::make_unique<PrimitiveKernel>(init);
+    STRATA_RETURN_IF_ERROR(build(*k));
+    k->Finalize();
+    return std::unique_ptr<Kernel>(std::move(k));
+  });
+}
+
+// ---- eltwise (activations as primitives and as post-ops) ----
+
+struct EltwiseSpec {
+  Alg alg = Alg::eltwise_relu;
+  float alpha = 0;
+  float beta = 0;
+  // A second eltwise applied after the first (HardSigmoid-like compositions), when `chained` is set.
+  bool chained = false;
+  Alg alg2 = Alg::eltwise_relu;
+  float alpha2 = 0;
+  float beta2 = 0;
+};
+
+// Maps an activation (an ONNX op type with its alpha/beta resolved as ops/defs/fused/activation.h defines them) to
+// oneDNN eltwise algorithms, or declines when oneDNN cannot compute it.
+StatusOr<EltwiseSpec> EltwiseFor(std::string_view op, float alpha, float beta);
+// Appends the activation to post-ops.
+void AppendEltwise(dnnl::post_ops* po, const EltwiseSpec& e);
+
+}  // namespace strata::ops::onednn

@@ -1,0 +1,186 @@
+// oneDNN matmul for MatMul, strata.FusedMatMul, Gemm and strata.FusedGemm.
+//
+// MatMul: numpy semantics (1-D operands promoted, batch dimensions broadcast both ways). Constant B (weights) is
+// reordered once into the layout the primitive prefers. FusedMatMul adds its C as the matmul bias (C must broadcast
+// to the output without changing it) and its activation as an eltwise post-op.
+// Gemm: transA/transB are strided views (no copies); alpha scales a constant B once at plan time (declines alpha != 1
+// with a runtime B); beta * C becomes the bias (a constant C is scaled once; a runtime C needs beta = 1).
+#include <algorithm>
+
+#include "ops/defs/fused/activation.h"
+#include "ops/dnnl/dnnl_common.h"
+#include "ops/dnnl/dnnl_kernels.h"
+
+namespace strata::ops::onednn {
+namespace {
+
+// Pads dims on the left with 1s to `rank`.
+Dims PadLeft(Dims d, size_t rank) {
+  d.insert(d.begin(), rank - d.size(), 1);
+  return d;
+}
+
+StatusOr<dnnl::post_ops> PostOps(const Activation& act) {
+  dnnl::post_ops po;
+  if (!act.op.empty()) {
+    STRATA_ASSIGN_OR_RETURN(EltwiseSpec e, EltwiseFor(act.op, act.alpha, act.beta));
+    AppendEltwise(&po, e);
+  }
+  return po;
+}
+
+// A matmul primitive descriptor, with the weights' layout left to oneDNN when they are constant (falling back to
+// the plain layout when no implementation takes `any`).
+dnnl::matmul::primitive_desc MatMulPd(const Md& src, const Md& w_plain, bool w_constant, const Md* bias, const Md& dst,
+                                      const dnnl::post_ops& po) {
+  auto make = [&](const Md& w) {
+    auto d = bias != nullptr ? dnnl::matmul::desc(src, w, *bias, dst) : dnnl::matmul::desc(src, w, dst);
+    return dnnl::matmul::primitive_desc(d, Attr(po), CpuEngine());
+  };
+  if (w_constant) {
+    try {
+      return make(AnyMd(w_plain.dims()));
+    } catch (const dnnl::error&) {
+      // fall through to the plain layout
+    }
+  }
+  return make(w_plain);
+}
+
+Status BuildMatMul(PrimitiveKernel& k, const KernelInit& init, int bias_input, const Activation& act) {
+  const Shape& a = k.input_shape(0);
+  const Shape& b = k.input_shape(1);
+  if (a.rank() == 0 || b.rank() == 0) return Decline("MatMul of a scalar");
+  Dims ad = ToDims(a), bd = ToDims(b);
+  if (a.rank() == 1) ad = {1, a[0]};
+  if (b.rank() == 1) bd = {b[0], 1};
+  const size_t rank = std::max(ad.size(), bd.size());
+  ad = PadLeft(ad, rank);
+  bd = PadLeft(bd, rank);
+  Dims yd(rank);
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1) return Decline("batch dimensions do not broadcast");
+    yd[i] = std::max(ad[i], bd[i]);
+  }
+  yd[rank - 2] = ad[rank - 2];
+  yd[rank - 1] = bd[rank - 1];
+  if (ad[rank - 1] != bd[rank - 2]) return Decline("inner dimensions differ");
+  STRATA_ASSIGN_OR_RETURN(Shape y, KnownShape(init.outputs[0], "output"));
+  const Md src = PlainMd(ad), w = PlainMd(bd), dst = PlainMd(yd);
+  if (dst.get_size() != static_cast<size_t>(y.NumElements()) * sizeof(float))
+    return Decline("output ", y.ToString(), " does not match the matmul's dims");
+
+  const bool has_bias = bias_input >= 0 && init.node.has_input(bias_input);
+  Md bias;
+  if (has_bias) {
+    const Shape& c = k.input_shape(bias_input);
+    if (c.rank() > static_cast<int>(rank)) return Decline("C has a higher rank than the output");
+    Dims cd = PadLeft(ToDims(c), rank);
+    if (c.rank() == 0) cd = Dims(rank, 1);
+    for (size_t i = 0; i < rank; ++i)
+      if (cd[i] != 1 && cd[i] != yd[i]) return Decline("C ", c.ToString(), " does not broadcast to the output");
+    bias = PlainMd(cd);
+  }
+  STRATA_ASSIGN_OR_RETURN(dnnl::post_ops po, PostOps(act));
+  const bool w_const = k.constant_input(1) != nullptr;
+  auto pd = MatMulPd(src, w, w_const, has_bias ? &bias : nullptr, dst, po);
+  std::vector<std::pair<int, int>> args;
+  args.emplace_back(DNNL_ARG_SRC, k.Input(0, pd.src_desc(), &src));
+  args.emplace_back(DNNL_ARG_WEIGHTS, k.Input(1, pd.weights_desc(), &w));
+  if (has_bias) args.emplace_back(DNNL_ARG_BIAS, k.Input(bias_input, pd.bias_desc(), &bias));
+  args.emplace_back(DNNL_ARG_DST, k.Output(0, y, pd.dst_desc(), &dst));
+  k.Add(dnnl::matmul(pd), pd, std::move(args));
+  return Status::OK();
+}
+
+// Gemm: Y = alpha * A' B' + beta * C, with A' = transA ? A^T : A (likewise B').
+Status BuildGemm(PrimitiveKernel& k, const KernelInit& init, const Activation& act) {
+  const Node& node = init.node;
+  const Shape& a = k.input_shape(0);
+  const Shape& b = k.input_shape(1);
+  if (a.rank() != 2 || b.rank() != 2) return Decline("Gemm operands must be 2-D");
+  const bool ta = node.GetInt("transA", 0) != 0, tb = node.GetInt("transB", 0) != 0;
+  const float alpha = node.GetFloat("alpha", 1.0f), beta = node.GetFloat("beta", 1.0f);
+  const int64_t m = ta ? a[1] : a[0], kk = ta ? a[0] : a[1];
+  const int64_t kb = tb ? b[1] : b[0], n = tb ? b[0] : b[1];
+  if (kk != kb) return Decline("inner dimensions differ");
+  const auto f32 = dnnl::memory::data_type::f32;
+  // A transposed view of the stored matrix: dims [rows, cols] of A' with the strides of the stored layout.
+  const Md src = ta ? Md({m, kk}, f32, Dims{1, m}) : PlainMd(Dims{m, kk});
+  const Md w = tb ? Md({kk, n}, f32, Dims{1, kk}) : PlainMd(Dims{kk, n});
+  const Md dst = PlainMd(Dims{m, n});
+  STRATA_ASSIGN_OR_RETURN(Shape y, KnownShape(init.outputs[0], "output"));
+  if (y != Shape{m, n}) return Decline("output ", y.ToString(), " is not [", m, ",", n, "]");
+
+  const Tensor* b_const = k.constant_input(1);
+  if (alpha != 1.0f && b_const == nullptr) return Decline("alpha != 1 with a runtime B");
+  const bool has_c = node.has_input(2);
+  Md bias;
+  const Tensor* c_const = has_c ? k.constant_input(2) : nullptr;
+  if (has_c) {
+    const Shape& c = k.input_shape(2);
+    if (c.rank() > 2) return Decline("C has rank > 2");
+    Dims cd = PadLeft(ToDims(c), 2);
+    if (c.rank() == 0) cd = {1, 1};
+    if ((cd[0] != 1 && cd[0] != m) || (cd[1] != 1 && cd[1] != n))
+      return Decline("C ", c.ToString(), " does not broadcast to [", m, ",", n, "]");
+    if (beta != 1.0f && c_const == nullptr) return Decline("beta != 1 with a runtime C");
+    bias = PlainMd(cd);
+  }
+  STRATA_ASSIGN_OR_RETURN(dnnl::post_ops po, PostOps(act));
+  auto pd = MatMulPd(src, w, b_const != nullptr, has_c ? &bias : nullptr, dst, po);
+
+  std::vector<std::pair<int, int>> args;
+  args.emplace_back(DNNL_ARG_SRC, k.Input(0, pd.src_desc(), &src));
+  if (alpha != 1.0f) {
+    std::vector<float> scaled(b_const->values<float>().begin(), b_const->values<float>().end());
+    for (float& v : scaled) v *= alpha;
+    args.emplace_back(DNNL_ARG_WEIGHTS, k.Constant(w, scaled.data(), pd.weights_desc()));
+  } else {
+    args.emplace_back(DNNL_ARG_WEIGHTS, k.Input(1, pd.weights_desc(), &w));
+  }
+  if (has_c) {
+    if (c_const != nullptr && beta != 1.0f) {
+      std::vector<float> scaled(c_const->values<float>().begin(), c_const->values<float>().end());
+      for (float& v : scaled) v *= beta;
+      args.emplace_back(DNNL_ARG_BIAS, k.Constant(bias, scaled.data(), pd.bias_desc()));
+    } else {
+      args.emplace_back(DNNL_ARG_BIAS, k.Input(2, pd.bias_desc(), &bias));
+    }
+  }
+  args.emplace_back(DNNL_ARG_DST, k.Output(0, y, pd.dst_desc(), &dst));
+  k.Add(dnnl::matmul(pd), pd, std::move(args));
+  return Status::OK();
+}
+
+StatusOr<Activation> FusedActivation(const Node& node) {
+  auto a = ReadFusedActivation(node);
+  if (!a.ok()) return Decline(a.status().message());
+  return a;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Kernel>> CreateMatMul(const KernelInit& init) {
+  STRATA_RETURN_IF_ERROR(RequireFloat32(init));
+  return BuildKernel(init, "MatMul", [&](PrimitiveKernel& k) { return BuildMatMul(k, init, -1, Activation{}); });
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateFusedMatMul(const KernelInit& init) {
+  STRATA_RETURN_IF_ERROR(RequireFloat32(init));
+  STRATA_ASSIGN_OR_RETURN(Activation act, FusedActivation(init.node));
+  return BuildKernel(init, "FusedMatMul", [&](PrimitiveKernel& k) { return BuildMatMul(k, init, 2, act); });
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateGemm(const KernelInit& init) {
+  STRATA_RETURN_IF_ERROR(RequireFloat32(init));
+  return BuildKernel(init, "Gemm", [&](PrimitiveKernel& k) { return BuildGemm(k, init, Activation{}); });
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateFusedGemm(const KernelInit& init) {
+  STRATA_RETURN_IF_ERROR(RequireFloat32(init));
+  STRATA_ASSIGN_OR_RETURN(Activation act, FusedActivation(init.node));
+  return BuildKernel(init, "FusedGemm", [&](PrimitiveKernel& k) { return BuildGemm(k, init, act); });
+}
+
+}  // namespace strata::ops::onednn
