@@ -1,4 +1,6 @@
 // oneDNN kernels for MatMul, Gemm and the fused matmul ops, against the reference kernels (tests/ops/op_harness.h).
+#include <thread>
+
 #include "tests/ops/op_harness.h"
 
 namespace strata::testing {
@@ -55,6 +57,50 @@ TEST(DnnlMatMulTest, FusedBiasAndActivations) {
   RunOpCase(FusedMatMulRow("elu", {4, 8}, {8, 6}, {6}, "Elu", {{"activation_alpha", AFloat(0.7f)}}));
   RunOpCase(FusedMatMulRow("selu", {4, 8}, {8, 6}, {6}, "Selu"));
   RunOpCase(FusedMatMulRow("softplus", {4, 8}, {8, 6}, {6}, "Softplus"));
+}
+
+}  // namespace
+}  // namespace strata::testing
+
+namespace strata::testing {
+namespace {
+
+// Kernel::Run must be safe for concurrent runs of one plan: each run borrows its own execution slot (memory
+// objects, scratchpad) from the kernel.
+TEST(DnnlMatMulTest, ConcurrentRunsOfOnePlan) {
+  auto model = std::make_shared<graph::Model>();
+  model->opset_imports[""] = 17;
+  graph::Graph& g = model->graph;
+  g.inputs.push_back({"x", DType::kFloat32, PartialShape::Of(Shape{16, 64})});
+  g.initializers["w"] = RandomF({64, 48}, 5);
+  g.initializers["b"] = RandomF({48}, 6);
+  g.nodes.push_back(graph::Node{.name = "mm", .op_type = "MatMul", .inputs = {"x", "w"}, .outputs = {"p"}, .opset = 17});
+  g.nodes.push_back(graph::Node{.name = "add", .op_type = "Add", .inputs = {"p", "b"}, .outputs = {"q"}, .opset = 17});
+  g.nodes.push_back(graph::Node{.name = "relu", .op_type = "Relu", .inputs = {"q"}, .outputs = {"y"}, .opset = 17});
+  g.outputs.push_back({"y", DType::kFloat32, PartialShape::Unknown()});
+  auto session = graph::Session::Create(model);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  constexpr int kThreads = 4, kRuns = 25;
+  std::vector<Tensor> inputs, want;
+  for (int t = 0; t < kThreads; ++t) {
+    inputs.push_back(RandomF({16, 64}, 100 + t));
+    std::vector<Tensor> out;
+    ASSERT_TRUE(graph::RunReference(*model, {{"x", inputs.back()}}, &out).ok());
+    want.push_back(out[0]);
+  }
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRuns && errors[t].empty(); ++r) {
+        std::vector<Tensor> out;
+        Status s = (*session)->Run({{"x", inputs[t]}}, &out);
+        errors[t] = s.ok() ? CompareTensors(out[0], want[t], 1e-4, 1e-5) : s.ToString();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(errors[t], "") << "thread " << t;
 }
 
 }  // namespace

@@ -1,0 +1,64 @@
+// oneDNN pooling for MaxPool and AveragePool (float32, 1-3 spatial axes; pads, auto_pad, strides, dilations,
+// ceil_mode), and reductions for GlobalAveragePool / GlobalMaxPool.
+// Declines: MaxPool's Indices output, AveragePool with count_include_pad where ceil_mode adds padding beyond the ONNX
+// pads (oneDNN would count it), and what oneDNN has no implementation for.
+#include "ops/dnnl/dnnl_common.h"
+#include "ops/dnnl/dnnl_kernels.h"
+#include "ops/dnnl/window.h"
+
+namespace strata::ops::onednn {
+namespace {
+
+Status BuildGlobalPool(PrimitiveKernel& k, const Shape& x, const Shape& y, Alg alg) {
+  if (x.rank() < 3) return Decline("X must have rank >= 3");
+  Dims yd = ToDims(x);
+  for (size_t i = 2; i < yd.size(); ++i) yd[i] = 1;
+  const Md src = PlainMd(x), dst = PlainMd(yd);
+  if (dst.get_size() != static_cast<size_t>(y.NumElements()) * sizeof(float)) return Decline("unexpected output");
+  dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(alg, src, dst, 0.0f, 0.0f), Attr(), CpuEngine());
+  const int s = k.Input(0, src);
+  k.Add(dnnl::reduction(pd), pd, {{DNNL_ARG_SRC, s}, {DNNL_ARG_DST, k.Output(0, y, dst, &dst)}});
+  return Status::OK();
+}
+
+Status BuildPool(PrimitiveKernel& k, const KernelInit& init, const Shape& x, const Shape& y) {
+  const Node& node = init.node;
+  const bool is_max = node.op_type == "MaxPool";
+  if (is_max && node.has_output(1)) return Decline("MaxPool's Indices output is left to the reference kernel");
+  const std::vector<int64_t> kernel = node.GetInts("kernel_shape");
+  bool extra = false;
+  STRATA_ASSIGN_OR_RETURN(Window w, ForwardWindow(node, x, y, kernel, &extra));
+  Alg alg = Alg::pooling_max;
+  if (!is_max) {
+    const bool include = node.GetInt("count_include_pad", 0) != 0;
+    if (include && extra) return Decline("count_include_pad with ceil_mode padding beyond the pads");
+    alg = include ? Alg::pooling_avg_include_padding : Alg::pooling_avg_exclude_padding;
+  }
+  const Md src = PlainMd(x), dst = PlainMd(y);
+  dnnl::pooling_v2_forward::primitive_desc pd(
+      dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, alg, src, dst, w.strides, w.kernel,
+                                     w.dilations, w.pad_l, w.pad_r),
+      Attr(), CpuEngine());
+  const int s = k.Input(0, src);
+  k.Add(dnnl::pooling_v2_forward(pd), pd, {{DNNL_ARG_SRC, s}, {DNNL_ARG_DST, k.Output(0, y, dst)}});
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Kernel>> CreatePool(const KernelInit& init) {
+  const Node& node = init.node;
+  if (!node.domain.empty()) return Decline("not an ONNX op");
+  if (node.op_type == "MaxPool" && node.has_output(1)) return Decline("MaxPool's Indices output is left to the reference");
+  STRATA_RETURN_IF_ERROR(RequireFloat32(init));
+  STRATA_ASSIGN_OR_RETURN(Shape x, KnownShape(init.inputs[0], "X"));
+  STRATA_ASSIGN_OR_RETURN(Shape y, KnownShape(init.outputs[0], "Y"));
+  return BuildKernel(init, node.op_type, [&](PrimitiveKernel& k) -> Status {
+    if (node.op_type == "GlobalAveragePool") return BuildGlobalPool(k, x, y, Alg::reduction_mean);
+    if (node.op_type == "GlobalMaxPool") return BuildGlobalPool(k, x, y, Alg::reduction_max);
+    if (node.op_type == "MaxPool" || node.op_type == "AveragePool") return BuildPool(k, init, x, y);
+    return Decline(node.op_type, " is not a pooling op");
+  });
+}
+
+}  // namespace strata::ops::onednn
