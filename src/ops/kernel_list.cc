@@ -15,10 +15,25 @@ static void RegisterDnnlKernels(OpRegistry* r) {
     for (std::string_view op : ops) r->AddKernel(domain, op, KernelEntry{"dnnl", f});
   };
   // activation
-  add("", {"Relu"}, onednn::CreateEltwise);
+  add("", {"Elu", "HardSigmoid", "HardSwish", "LeakyRelu", "Relu", "Selu", "Sigmoid", "Softplus", "Tanh"},
+      onednn::CreateEltwise);
   // math
-  add("", {"Add", "Div", "Mul", "Sub"}, onednn::CreateBinary);
+  add("", {"Abs", "Clip", "Exp", "Log", "Neg", "Sqrt"}, onednn::CreateEltwise);
+  add("", {"Add", "Div", "Max", "Min", "Mul", "Sub"}, onednn::CreateBinary);
+  add("", {"Gemm"}, onednn::CreateGemm);
   add("", {"MatMul"}, onednn::CreateMatMul);
+  // nn
+  add("", {"AveragePool", "GlobalAveragePool", "GlobalMaxPool", "MaxPool"}, onednn::CreatePool);
+  add("", {"BatchNormalization"}, onednn::CreateBatchNorm);
+  add("", {"Conv"}, onednn::CreateConv);
+  add("", {"ConvTranspose"}, onednn::CreateConvTranspose);
+  add("", {"LRN"}, onednn::CreateLrn);
+  add("", {"LogSoftmax", "Softmax"}, onednn::CreateSoftmax);
+  // reduce
+  add("", {"ReduceL1", "ReduceL2", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"},
+      onednn::CreateReduce);
+  // tensor
+  add("", {"Concat"}, onednn::CreateConcat);
   // strata-domain fused ops
   add("strata", {"FusedConv"}, onednn::CreateFusedConv);
   add("strata", {"FusedGemm"}, onednn::CreateFusedGemm);

@@ -1,4 +1,6 @@
 // oneDNN eltwise and binary kernels against the reference kernels.
+#include <limits>
+
 #include "tests/ops/op_harness.h"
 
 namespace strata::testing {
@@ -37,6 +39,51 @@ TEST(DnnlEltwiseTest, Relu) {
              .kernel = "dnnl"});
   RunOpCase({.label = "relu float64 declines", .op_type = "Relu", .inputs = {D({-1, 1}, {2})}, .kernel = "dnnl",
              .expect_decline = true});
+}
+
+}  // namespace
+}  // namespace strata::testing
+
+namespace strata::testing {
+namespace {
+
+TEST(DnnlEltwiseTest, Activations) {
+  const Tensor x = RandomF({4, 37}, 30, -4, 4);
+  const Tensor pos = RandomF({4, 37}, 31, 0.1f, 4);
+  RunOpCase({.label = "leaky", .op_type = "LeakyRelu", .attrs = {{"alpha", AFloat(0.3f)}}, .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "elu", .op_type = "Elu", .attrs = {{"alpha", AFloat(0.5f)}}, .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "selu", .op_type = "Selu", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "sigmoid", .op_type = "Sigmoid", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "tanh", .op_type = "Tanh", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "hard sigmoid", .op_type = "HardSigmoid", .attrs = {{"alpha", AFloat(0.3f)}, {"beta", AFloat(0.4f)}},
+             .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "hard swish", .op_type = "HardSwish", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "softplus", .op_type = "Softplus", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "exp", .op_type = "Exp", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "log", .op_type = "Log", .inputs = {pos}, .kernel = "dnnl"});
+  RunOpCase({.label = "sqrt", .op_type = "Sqrt", .inputs = {pos}, .kernel = "dnnl"});
+  RunOpCase({.label = "abs", .op_type = "Abs", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "neg", .op_type = "Neg", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "clip constant bounds", .op_type = "Clip", .inputs = {x, F({-1}, {}), F({2}, {})},
+             .constant_inputs = {1, 2}, .kernel = "dnnl"});
+  RunOpCase({.label = "clip max only", .op_type = "Clip", .inputs = {x, Tensor(), F({0.5f}, {})},
+             .constant_inputs = {2}, .kernel = "dnnl"});
+  RunOpCase({.label = "clip no bounds", .op_type = "Clip", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "clip opset 6 attributes", .op_type = "Clip", .opset = 6,
+             .attrs = {{"min", AFloat(-0.5f)}, {"max", AFloat(0.5f)}}, .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "clip runtime bounds decline", .op_type = "Clip", .inputs = {x, F({-1}, {}), F({2}, {})},
+             .kernel = "dnnl", .expect_decline = true});
+}
+
+TEST(DnnlBinaryTest, MinMax) {
+  for (const char* op : {"Min", "Max"}) {
+    RunOpCase({.label = StrCat(op, " broadcast"), .op_type = op, .inputs = {RandomF({3, 5}, 40), RandomF({5}, 41)},
+               .kernel = "dnnl"});
+    RunOpCase({.label = StrCat(op, " NaN falls back"), .op_type = op,
+               .inputs = {F({1, std::numeric_limits<float>::quiet_NaN(), 3}, {3}), F({2, 2, 2}, {3})}, .kernel = "dnnl"});
+    RunOpCase({.label = StrCat(op, " three inputs decline"), .op_type = op,
+               .inputs = {RandomF({3}, 40), RandomF({3}, 41), RandomF({3}, 42)}, .kernel = "dnnl", .expect_decline = true});
+  }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // oneDNN kernels for MatMul, Gemm and the fused matmul ops, against the reference kernels (tests/ops/op_harness.h).
+#include <limits>
 #include <thread>
 
 #include "tests/ops/op_harness.h"
@@ -53,6 +54,10 @@ TEST(DnnlMatMulTest, FusedBiasAndActivations) {
   RunOpCase(FusedMatMulRow("clip", {4, 8}, {8, 6}, {6}, "Clip",
                            {{"activation_alpha", AFloat(-0.3f)}, {"activation_beta", AFloat(0.4f)}}));
   RunOpCase(FusedMatMulRow("hard sigmoid", {4, 8}, {8, 6}, {6}, "HardSigmoid"));
+  OpCase nan = FusedMatMulRow("clip with a NaN input falls back", {2, 3}, {3, 2}, {2}, "Clip",
+                              {{"activation_alpha", AFloat(0.0f)}, {"activation_beta", AFloat(6.0f)}});
+  nan.inputs[0] = F({1, std::numeric_limits<float>::quiet_NaN(), 2, 3, 4, 5}, {2, 3});
+  RunOpCase(nan);
   RunOpCase(FusedMatMulRow("hard swish", {4, 8}, {8, 6}, {6}, "HardSwish"));
   RunOpCase(FusedMatMulRow("elu", {4, 8}, {8, 6}, {6}, "Elu", {{"activation_alpha", AFloat(0.7f)}}));
   RunOpCase(FusedMatMulRow("selu", {4, 8}, {8, 6}, {6}, "Selu"));

@@ -1,5 +1,7 @@
 // oneDNN binary for broadcasting Add, Sub, Mul, Div and two-input Min, Max (float32). oneDNN broadcasts only its
 // second source, so a broadcast first operand is swapped in for the commutative ops and declined for Sub/Div.
+// Min/Max fall back on the reference kernel for inputs holding NaN (oneDNN returns the other operand, the reference
+// propagates NaN).
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/dnnl_kernels.h"
 
@@ -33,6 +35,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateBinary(const KernelInit& init) {
     if (b.name == node.op_type) op = &b;
   if (op == nullptr) return Decline(node.op_type, " is not a oneDNN binary op");
   if (node.inputs.size() != 2 || !node.has_input(0) || !node.has_input(1)) return Decline("needs exactly two inputs");
+  if (node.opset < 7) return Decline("opset ", node.opset, " legacy broadcast semantics");
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
   STRATA_ASSIGN_OR_RETURN(Shape y, KnownShape(init.outputs[0], "output"));
   return BuildKernel(init, node.op_type, [&](PrimitiveKernel& k) -> Status {
@@ -45,6 +48,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateBinary(const KernelInit& init) {
     }
     const Dims d0 = Padded(k.input_shape(first), rank), d1 = Padded(k.input_shape(second), rank);
     if (d0 != yd) return Decline("neither operand has the output's shape");
+    if (op->alg == Alg::binary_min || op->alg == Alg::binary_max) STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0, 1}));
     const Md md0 = PlainMd(d0), md1 = PlainMd(d1), dst = PlainMd(yd);
     dnnl::binary::primitive_desc pd(dnnl::binary::desc(op->alg, md0, md1, dst), Attr(), CpuEngine());
     const int s0 = k.Input(first, md0, &md0);

@@ -80,6 +80,8 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
   if (!spec.act.op.empty()) {
     STRATA_ASSIGN_OR_RETURN(EltwiseSpec e, EltwiseFor(spec.act.op, spec.act.alpha, spec.act.beta));
     AppendEltwise(&po, e);
+    // A NaN reaching the activation (from a NaN or infinity in any input) must come out as the reference's.
+    if (e.drops_nan) STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0, 1, 2, 3}, /*nonfinite=*/true));
   }
   const Md src_any = AnyMd(ToDims(x)), dst_any = AnyMd(ToDims(y));
   const Md w_want = k.constant_input(1) != nullptr ? AnyMd(w_user.dims()) : w_user;

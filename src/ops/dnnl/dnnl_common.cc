@@ -89,14 +89,31 @@ Status RequireFloat32(const KernelInit& init) {
   return Status::OK();
 }
 
+bool HasNaN(const Tensor& t, bool nonfinite) {
+  const uint32_t* p = static_cast<const uint32_t*>(t.raw_data());
+  const int64_t n = t.num_elements();
+  constexpr uint32_t kExp = 0x7f800000u, kMant = 0x007fffffu;
+  int found = 0;
+  if (nonfinite) {
+#pragma omp simd reduction(| : found)
+    for (int64_t i = 0; i < n; ++i) found |= (p[i] & kExp) == kExp;
+  } else {
+#pragma omp simd reduction(| : found)
+    for (int64_t i = 0; i < n; ++i) found |= ((p[i] & kExp) == kExp) & ((p[i] & kMant) != 0);
+  }
+  return found != 0;
+}
+
 // ---- PrimitiveKernel: building ----
 
 PrimitiveKernel::PrimitiveKernel(const KernelInit& init, std::string name) : name_(std::move(name)) {
+  if (const OpSchema* s = OpRegistry::Global().Find(init.node.domain, init.node.op_type)) reference_ = s->reference;
   for (size_t i = 0; i < init.inputs.size(); ++i) {
     const ValueType& vt = init.inputs[i];
     const bool present = init.node.has_input(static_cast<int>(i)) && vt.shape.IsFullyKnown();
     input_present_.push_back(present);
     input_shapes_.push_back(present ? vt.shape.ToShape() : Shape());
+    input_dtypes_.push_back(vt.dtype);
     input_values_.push_back(present && vt.has_value() ? vt.value : nullptr);
   }
   output_shapes_.resize(init.outputs.size());
@@ -163,6 +180,20 @@ int PrimitiveKernel::Output(int j, const Shape& shape, const Md& produced, const
   return t;
 }
 
+Status PrimitiveKernel::FallBackOnNaN(std::vector<int> inputs, bool nonfinite) {
+  STRATA_CHECK(reference_ != nullptr, "dnnl: no reference kernel to fall back on");
+  for (int i : inputs) {
+    if (i >= static_cast<int>(input_present_.size()) || !input_present_[i]) continue;
+    if (input_values_[i] == nullptr) {
+      nan_guarded_.push_back(i);
+    } else if (input_values_[i]->dtype() == DType::kFloat32 && HasNaN(*input_values_[i], nonfinite)) {
+      return Decline("constant input ", i, " holds ", nonfinite ? "a NaN or an infinity" : "a NaN");
+    }
+  }
+  nan_guard_nonfinite_ = nonfinite;
+  return Status::OK();
+}
+
 void PrimitiveKernel::Add(const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
                           std::vector<std::pair<int, int>> args) {
   STRATA_CHECK(pd.get_primitive_attr().get_scratchpad_mode() == dnnl::scratchpad_mode::user,
@@ -217,12 +248,14 @@ std::unique_ptr<PrimitiveKernel::Slot> PrimitiveKernel::MakeSlot() const {
 Status PrimitiveKernel::Run(KernelContext& ctx) const {
   for (size_t i = 0; i < input_present_.size(); ++i) {
     if (!input_present_[i]) continue;
-    if (!ctx.has_input(static_cast<int>(i)) || ctx.input(i).dtype() != DType::kFloat32 ||
+    if (!ctx.has_input(static_cast<int>(i)) || ctx.input(i).dtype() != input_dtypes_[i] ||
         ctx.input(i).shape() != input_shapes_[i])
-      return InternalError(ctx.node().Describe(), ": the dnnl kernel was prepared for input ", i, " float32",
-                           input_shapes_[i].ToString(), ", got ",
+      return InternalError(ctx.node().Describe(), ": the dnnl kernel was prepared for input ", i, " ",
+                           DTypeName(input_dtypes_[i]), input_shapes_[i].ToString(), ", got ",
                            ctx.has_input(static_cast<int>(i)) ? ctx.input(i).TypeString() : "none");
   }
+  for (int i : nan_guarded_)
+    if (HasNaN(ctx.input(i), nan_guard_nonfinite_)) return reference_(ctx);
   void* outs[8] = {};
   STRATA_CHECK(output_shapes_.size() <= 8, "dnnl: too many outputs");
   for (size_t j = 0; j < output_shapes_.size(); ++j) {
@@ -322,6 +355,7 @@ StatusOr<EltwiseSpec> EltwiseFor(std::string_view op, float alpha, float beta) {
   } else {
     return Decline("activation ", op, " has no oneDNN eltwise algorithm");
   }
+  e.drops_nan = op == "Clip" || op == "HardSigmoid";
   return e;
 }
 

@@ -74,6 +74,8 @@ Md AnyMd(const Dims& d);
 StatusOr<Shape> KnownShape(const ValueType& vt, std::string_view what);
 // Declines unless every present input and output is float32 with a fully known, non-empty shape.
 Status RequireFloat32(const KernelInit& init);
+// Whether a float32 tensor holds a NaN (with `nonfinite`: a NaN or an infinity).
+bool HasNaN(const Tensor& t, bool nonfinite);
 
 // ---- PrimitiveKernel ----
 
@@ -101,6 +103,11 @@ class PrimitiveKernel final : public Kernel {
   int Temp(const Md& md);
   // Copies node input i into buffer `dst` (a reorder) before the next primitive (the sum post-op's accumulator).
   void CopyInputTo(int i, int dst, const Md* user = nullptr);
+
+  // Runs the op's reference kernel instead when one of these (runtime) inputs holds a NaN, or with `nonfinite` also
+  // an infinity: for primitives whose NaN handling differs from the reference kernel's (oneDNN's max, min and clip
+  // drop NaN). Costs one read of those inputs per run. A constant input is checked now (declines when it has one).
+  Status FallBackOnNaN(std::vector<int> inputs, bool nonfinite = false);
 
   // Appends a primitive with its arguments (DNNL_ARG_* -> buffer id); `pd` supplies the scratchpad size.
   void Add(const dnnl::primitive& p, const dnnl::primitive_desc_base& pd, std::vector<std::pair<int, int>> args);
@@ -140,7 +147,11 @@ class PrimitiveKernel final : public Kernel {
 
   std::string name_;
   std::string impl_info_;
+  ComputeFn reference_ = nullptr;
+  std::vector<int> nan_guarded_;
+  bool nan_guard_nonfinite_ = false;
   std::vector<Shape> input_shapes_;  // empty Shape for omitted inputs
+  std::vector<DType> input_dtypes_;
   std::vector<bool> input_present_;
   std::vector<const Tensor*> input_values_;
   std::vector<Shape> output_shapes_;
@@ -176,6 +187,8 @@ struct EltwiseSpec {
   Alg alg2 = Alg::eltwise_relu;
   float alpha2 = 0;
   float beta2 = 0;
+  // oneDNN's result differs from the reference for NaN inputs (clip maps NaN to its lower bound).
+  bool drops_nan = false;
 };
 
 // Maps an activation (an ONNX op type with its alpha/beta resolved as ops/defs/fused/activation.h defines them) to

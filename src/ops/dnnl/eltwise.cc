@@ -1,6 +1,7 @@
 // oneDNN eltwise for unary activations and math: Relu, LeakyRelu, Elu, Selu, Sigmoid, Tanh, HardSigmoid, HardSwish,
-// Softplus, Clip (min/max constant or omitted), Exp, Log, Sqrt, Abs, Neg. Float32 only. Compositions (Selu,
-// HardSigmoid) run a second eltwise in place on the output.
+// Softplus, Log, Sqrt, Abs, Neg. Float32 only. Compositions (Selu, HardSigmoid) run a second eltwise in place on the
+// output. Clip, HardSigmoid (built on clip) and Exp fall back on the reference kernel for inputs holding NaN: oneDNN
+// maps NaN to the lower bound / to inf where the reference keeps it.
 #include "ops/defs/fused/activation.h"
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/dnnl_kernels.h"
@@ -30,6 +31,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateEltwise(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
   STRATA_ASSIGN_OR_RETURN(EltwiseSpec e, SpecOf(init));
   return BuildKernel(init, init.node.op_type, [&](PrimitiveKernel& k) -> Status {
+    const std::string& op = init.node.op_type;
+    if (op == "Clip" || op == "HardSigmoid" || op == "Exp") STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0}));
     const Shape& x = k.input_shape(0);
     const Md md = PlainMd(x);
     dnnl::eltwise_forward::primitive_desc pd(

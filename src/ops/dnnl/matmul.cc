@@ -20,11 +20,13 @@ Dims PadLeft(Dims d, size_t rank) {
   return d;
 }
 
-StatusOr<dnnl::post_ops> PostOps(const Activation& act) {
+// The activation as post-ops; inputs holding NaN/inf go to the reference kernel when oneDNN's activation drops NaN.
+StatusOr<dnnl::post_ops> PostOps(PrimitiveKernel& k, const Activation& act) {
   dnnl::post_ops po;
   if (!act.op.empty()) {
     STRATA_ASSIGN_OR_RETURN(EltwiseSpec e, EltwiseFor(act.op, act.alpha, act.beta));
     AppendEltwise(&po, e);
+    if (e.drops_nan) STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0, 1, 2}, /*nonfinite=*/true));
   }
   return po;
 }
@@ -81,7 +83,7 @@ Status BuildMatMul(PrimitiveKernel& k, const KernelInit& init, int bias_input, c
       if (cd[i] != 1 && cd[i] != yd[i]) return Decline("C ", c.ToString(), " does not broadcast to the output");
     bias = PlainMd(cd);
   }
-  STRATA_ASSIGN_OR_RETURN(dnnl::post_ops po, PostOps(act));
+  STRATA_ASSIGN_OR_RETURN(dnnl::post_ops po, PostOps(k, act));
   const bool w_const = k.constant_input(1) != nullptr;
   auto pd = MatMulPd(src, w, w_const, has_bias ? &bias : nullptr, dst, po);
   std::vector<std::pair<int, int>> args;
@@ -127,7 +129,7 @@ Status BuildGemm(PrimitiveKernel& k, const KernelInit& init, const Activation& a
     if (beta != 1.0f && c_const == nullptr) return Decline("beta != 1 with a runtime C");
     bias = PlainMd(cd);
   }
-  STRATA_ASSIGN_OR_RETURN(dnnl::post_ops po, PostOps(act));
+  STRATA_ASSIGN_OR_RETURN(dnnl::post_ops po, PostOps(k, act));
   auto pd = MatMulPd(src, w, b_const != nullptr, has_c ? &bias : nullptr, dst, po);
 
   std::vector<std::pair<int, int>> args;

@@ -1,5 +1,6 @@
 // oneDNN pooling for MaxPool and AveragePool (float32, 1-3 spatial axes; pads, auto_pad, strides, dilations,
 // ceil_mode), and reductions for GlobalAveragePool / GlobalMaxPool.
+// Max pools fall back on the reference kernel for inputs holding NaN (oneDNN's NaN handling differs).
 // Declines: MaxPool's Indices output, AveragePool with count_include_pad where ceil_mode adds padding beyond the ONNX
 // pads (oneDNN would count it), and what oneDNN has no implementation for.
 #include "ops/dnnl/dnnl_common.h"
@@ -9,8 +10,13 @@
 namespace strata::ops::onednn {
 namespace {
 
+// Averages over at most this many elements (oneDNN sums sequentially in float32; see reduce.cc).
+constexpr int64_t kMaxAveraged = 4096;
+
 Status BuildGlobalPool(PrimitiveKernel& k, const Shape& x, const Shape& y, Alg alg) {
   if (x.rank() < 3) return Decline("X must have rank >= 3");
+  if (alg == Alg::reduction_mean && x.Product(2, x.rank()) > kMaxAveraged)
+    return Decline("averages ", x.Product(2, x.rank()), " elements (float32 accuracy: at most ", kMaxAveraged, ")");
   Dims yd = ToDims(x);
   for (size_t i = 2; i < yd.size(); ++i) yd[i] = 1;
   const Md src = PlainMd(x), dst = PlainMd(yd);
@@ -25,6 +31,7 @@ Status BuildPool(PrimitiveKernel& k, const KernelInit& init, const Shape& x, con
   const Node& node = init.node;
   const bool is_max = node.op_type == "MaxPool";
   if (is_max && node.has_output(1)) return Decline("MaxPool's Indices output is left to the reference kernel");
+  if (is_max) STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0}));  // an all-NaN window: NaN there, -FLT_MAX in oneDNN
   const std::vector<int64_t> kernel = node.GetInts("kernel_shape");
   bool extra = false;
   STRATA_ASSIGN_OR_RETURN(Window w, ForwardWindow(node, x, y, kernel, &extra));
@@ -55,7 +62,10 @@ StatusOr<std::unique_ptr<Kernel>> CreatePool(const KernelInit& init) {
   STRATA_ASSIGN_OR_RETURN(Shape y, KnownShape(init.outputs[0], "Y"));
   return BuildKernel(init, node.op_type, [&](PrimitiveKernel& k) -> Status {
     if (node.op_type == "GlobalAveragePool") return BuildGlobalPool(k, x, y, Alg::reduction_mean);
-    if (node.op_type == "GlobalMaxPool") return BuildGlobalPool(k, x, y, Alg::reduction_max);
+    if (node.op_type == "GlobalMaxPool") {
+      STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0}));  // the reference skips NaN unless all are; oneDNN does not
+      return BuildGlobalPool(k, x, y, Alg::reduction_max);
+    }
     if (node.op_type == "MaxPool" || node.op_type == "AveragePool") return BuildPool(k, init, x, y);
     return Decline(node.op_type, " is not a pooling op");
   });

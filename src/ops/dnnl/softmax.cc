@@ -25,6 +25,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateSoftmax(const KernelInit& init) {
       md = PlainMd(Dims{x.Product(0, static_cast<int>(axis)), x.Product(static_cast<int>(axis), rank)});
       dnnl_axis = 1;
     }
+    // A NaN or infinity makes the reference's row NaN; oneDNN's result differs: such inputs go to the reference.
+    STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0}, /*nonfinite=*/true));
     const Alg alg = node.op_type == "Softmax" ? Alg::softmax_accurate : Alg::softmax_log;
     dnnl::softmax_v2_forward::primitive_desc pd(
         dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_inference, alg, md, md, dnnl_axis), Attr(),

@@ -12,7 +12,8 @@
 //   Softplus             -   (log(exp(x) + 1))
 //   Clip                 alpha = min (default -inf), beta = max (default +inf)
 // The reference kernels of the fused ops apply them with ApplyActivation; the oneDNN kernels map them to eltwise
-// post-ops.
+// post-ops. One known difference: oneDNN's Clip maps NaN to the lower bound where the reference keeps NaN, so a NaN
+// reaching a fused Clip (Relu6) comes out as the bound on the fast path.
 #pragma once
 
 #include <optional>
