@@ -41,6 +41,22 @@ TEST(FuseConvTest, ResidualAddAndRelu) {
   EXPECT_EQ(OpCounts(g), (std::map<std::string, int>{{"strata.FusedConv", 2}}));
 }
 
+// A ResNet downsample block: both convolutions could take the Add; the first one processed does, and the other
+// must not absorb the (already rewritten) Add again.
+TEST(FuseConvTest, TwoConvsIntoOneAdd) {
+  GraphBuilder b = ConvBase();
+  b.Constant("w2", RandomF({8, 8, 3, 3}, 4, -0.5f, 0.5f))
+      .Constant("wd", RandomF({8, 4, 1, 1}, 5, -0.5f, 0.5f))
+      .Node("Relu", {"c"}, {"r"})
+      .Node("Conv", {"r", "w2"}, {"c2"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Node("Conv", {"x", "wd"}, {"down"})
+      .Node("Add", {"c2", "down"}, {"s"})
+      .Node("Relu", {"s"}, {"y"})
+      .Output("y");
+  graph::Graph g = CheckPass(b.model(), kFeeds, FuseConvActivation);
+  EXPECT_EQ(OpCounts(g), (std::map<std::string, int>{{"Conv", 1}, {"strata.FusedConv", 2}}));
+}
+
 TEST(FuseConvTest, BiasAddAndClip) {
   GraphBuilder b = ConvBase(/*bias=*/false);
   b.Constant("cb", RandomF({1, 8, 1, 1}, 5))

@@ -30,17 +30,17 @@ Status FuseConvActivation(Graph* g) {
   InferredGraph types;
   if (!passes::InferTypes(*g, &types)) return Status::OK();
   const passes::Uses uses = passes::CollectUses(*g);
-  std::vector<bool> dead(g->nodes.size(), false);
+  std::vector<bool> dead(g->nodes.size(), false), frozen(g->nodes.size(), false);
   bool changed = false;
   for (size_t ci = 0; ci < g->nodes.size(); ++ci) {
     const Node& conv = g->nodes[ci];
-    if (dead[ci] || !conv.domain.empty() || (conv.op_type != "Conv" && conv.op_type != "ConvTranspose")) continue;
+    if (frozen[ci] || !conv.domain.empty() || (conv.op_type != "Conv" && conv.op_type != "ConvTranspose")) continue;
     if (conv.outputs.size() != 1 || conv.inputs.size() < 2) continue;
     const ops::ValueType* yt = passes::TypeOf(types, conv.outputs[0]);
     if (yt == nullptr || yt->dtype != DType::kFloat32) continue;
     const int64_t m = yt->shape.rank() >= 2 && yt->shape.dims[1].known() ? yt->shape.dims[1].value : -1;
 
-    passes::Chain chain(*g, uses, static_cast<int>(ci));
+    passes::Chain chain(*g, uses, static_cast<int>(ci), &frozen);
     Node fused = conv;
     fused.op_type = "FusedConv";
     fused.domain = std::string(kStrataDomain);

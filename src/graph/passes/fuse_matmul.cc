@@ -36,15 +36,15 @@ Status FuseMatMulActivation(Graph* g) {
   InferredGraph types;
   if (!passes::InferTypes(*g, &types)) return Status::OK();
   const passes::Uses uses = passes::CollectUses(*g);
-  std::vector<bool> dead(g->nodes.size(), false);
+  std::vector<bool> dead(g->nodes.size(), false), frozen(g->nodes.size(), false);
   bool changed = false;
   for (size_t ni = 0; ni < g->nodes.size(); ++ni) {
     const Node& node = g->nodes[ni];
-    if (dead[ni] || !node.domain.empty() || (node.op_type != "MatMul" && node.op_type != "Gemm")) continue;
+    if (frozen[ni] || !node.domain.empty() || (node.op_type != "MatMul" && node.op_type != "Gemm")) continue;
     if (node.outputs.size() != 1 || node.inputs.size() < 2) continue;
     const ops::ValueType* yt = passes::TypeOf(types, node.outputs[0]);
     if (yt == nullptr || yt->dtype != DType::kFloat32) continue;
-    passes::Chain chain(*g, uses, static_cast<int>(ni));
+    passes::Chain chain(*g, uses, static_cast<int>(ni), &frozen);
     Node fused = node;
     fused.domain = std::string(kStrataDomain);
     if (node.op_type == "MatMul") {

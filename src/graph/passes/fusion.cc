@@ -7,13 +7,14 @@ const ops::ValueType* TypeOf(const InferredGraph& types, const std::string& name
   return it == types.types.end() ? nullptr : &it->second;
 }
 
-Chain::Chain(Graph& g, const Uses& uses, int start) : g_(g), uses_(uses), start_(start) {
+Chain::Chain(Graph& g, const Uses& uses, int start, std::vector<bool>* frozen)
+    : g_(g), uses_(uses), frozen_(frozen), start_(start) {
   value_ = g.nodes[start].outputs[0];
 }
 
 int Chain::Next(int* input) const {
   const int r = SoleReader(uses_, value_);
-  if (r < 0) return -1;
+  if (r < 0 || (*frozen_)[r]) return -1;
   const Node& n = g_.nodes[r];
   for (size_t i = 0; i < n.inputs.size(); ++i)
     if (n.inputs[i] == value_ && input != nullptr) *input = static_cast<int>(i);
@@ -56,6 +57,8 @@ void Chain::Commit(Node fused, std::vector<bool>* dead) {
   fused.outputs = {value_};
   (*dead)[start_] = true;
   for (size_t i = 0; i + 1 < absorbed_.size(); ++i) (*dead)[absorbed_[i]] = true;
+  (*frozen_)[start_] = true;
+  for (int i : absorbed_) (*frozen_)[i] = true;
   g_.nodes[absorbed_.back()] = std::move(fused);
 }
 

@@ -16,8 +16,10 @@ const ops::ValueType* TypeOf(const InferredGraph& types, const std::string& name
 
 class Chain {
  public:
-  // The chain starts with node `start`; its output 0 is the current value.
-  Chain(Graph& g, const Uses& uses, int start);
+  // The chain starts with node `start`; its output 0 is the current value. `frozen` marks nodes already removed or
+  // rewritten by earlier chains (their readers and inputs are stale in `uses`): a chain never absorbs them, and
+  // Commit adds its own.
+  Chain(Graph& g, const Uses& uses, int start, std::vector<bool>* frozen);
 
   // When the sole reader of the current value is a two-input ONNX Add, true with its other operand.
   bool NextIsAdd(std::string* other) const;
@@ -39,6 +41,7 @@ class Chain {
 
   Graph& g_;
   const Uses& uses_;
+  std::vector<bool>* frozen_;
   int start_;
   std::string value_;
   std::vector<int> absorbed_;
