@@ -18,7 +18,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("", {"Elu", "HardSigmoid", "HardSwish", "LeakyRelu", "Relu", "Selu", "Sigmoid", "Softplus", "Tanh"},
       onednn::CreateEltwise);
   // math
-  add("", {"Abs", "Clip", "Exp", "Log", "Neg", "Sqrt"}, onednn::CreateEltwise);
+  add("", {"Abs", "Clip", "Exp", "Log", "Neg", "Pow", "Sqrt"}, onednn::CreateEltwise);
   add("", {"Add", "Div", "Max", "Min", "Mul", "Sub"}, onednn::CreateBinary);
   add("", {"Gemm"}, onednn::CreateGemm);
   add("", {"MatMul"}, onednn::CreateMatMul);
@@ -34,6 +34,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
       onednn::CreateReduce);
   // tensor
   add("", {"Concat"}, onednn::CreateConcat);
+  add("", {"Transpose"}, onednn::CreateTranspose);
   // strata-domain fused ops
   add("strata", {"FusedConv"}, onednn::CreateFusedConv);
   add("strata", {"FusedGemm"}, onednn::CreateFusedGemm);

@@ -72,7 +72,7 @@ StatusOr<Shape> KnownShape(const ValueType& vt, std::string_view what) {
   return vt.shape.ToShape();
 }
 
-Status RequireFloat32(const KernelInit& init) {
+Status RequireFloat32(const KernelInit& init, std::initializer_list<int> skip) {
   auto check = [](const ValueType& vt, std::string_view what, int i) -> Status {
     if (vt.dtype == DType::kUndefined) return Status::OK();  // omitted
     if (vt.dtype != DType::kFloat32) return Decline(what, " ", i, " is ", DTypeName(vt.dtype), " (only float32 here)");
@@ -82,8 +82,10 @@ Status RequireFloat32(const KernelInit& init) {
     if (s.rank() > DNNL_MAX_NDIMS) return Decline(what, " ", i, " has rank ", s.rank(), " (oneDNN: at most 12)");
     return Status::OK();
   };
-  for (size_t i = 0; i < init.inputs.size(); ++i)
-    if (init.node.has_input(static_cast<int>(i))) STRATA_RETURN_IF_ERROR(check(init.inputs[i], "input", i));
+  for (size_t i = 0; i < init.inputs.size(); ++i) {
+    const bool skipped = std::find(skip.begin(), skip.end(), static_cast<int>(i)) != skip.end();
+    if (init.node.has_input(static_cast<int>(i)) && !skipped) STRATA_RETURN_IF_ERROR(check(init.inputs[i], "input", i));
+  }
   for (size_t i = 0; i < init.outputs.size(); ++i)
     if (init.node.has_output(static_cast<int>(i))) STRATA_RETURN_IF_ERROR(check(init.outputs[i], "output", i));
   return Status::OK();

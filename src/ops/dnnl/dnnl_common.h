@@ -72,8 +72,9 @@ Md PlainMd(const Dims& d);
 Md AnyMd(const Dims& d);
 // The concrete shape of a value at plan time, or Unimplemented.
 StatusOr<Shape> KnownShape(const ValueType& vt, std::string_view what);
-// Declines unless every present input and output is float32 with a fully known, non-empty shape.
-Status RequireFloat32(const KernelInit& init);
+// Declines unless every present input and output (except the inputs listed in `skip`: axes, exponents) is float32
+// with a fully known, non-empty shape.
+Status RequireFloat32(const KernelInit& init, std::initializer_list<int> skip = {});
 // Whether a float32 tensor holds a NaN (with `nonfinite`: a NaN or an infinity).
 bool HasNaN(const Tensor& t, bool nonfinite);
 

@@ -25,7 +25,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateBatchNorm(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateLrn(const KernelInit& init);
 // softmax.cc: Softmax, LogSoftmax.
 StatusOr<std::unique_ptr<Kernel>> CreateSoftmax(const KernelInit& init);
-// eltwise.cc: unary activations and math (the op type selects the algorithm).
+// eltwise.cc: unary activations and math (the op type selects the algorithm), Pow with a constant exponent 2.
 StatusOr<std::unique_ptr<Kernel>> CreateEltwise(const KernelInit& init);
 // binary.cc: Add, Sub, Mul, Div, Min, Max.
 StatusOr<std::unique_ptr<Kernel>> CreateBinary(const KernelInit& init);
@@ -33,5 +33,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateBinary(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateReduce(const KernelInit& init);
 // concat.cc: Concat.
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
+// transpose.cc: Transpose.
+StatusOr<std::unique_ptr<Kernel>> CreateTranspose(const KernelInit& init);
 
 }  // namespace strata::ops::onednn

@@ -1,4 +1,5 @@
-// oneDNN reduction and concat kernels against the reference kernels.
+// oneDNN reduction, concat, transpose and Pow kernels against the reference kernels, and NaN rows for every kernel
+// whose oneDNN primitive treats NaN differently from the reference.
 #include <limits>
 
 #include "tests/ops/op_harness.h"
@@ -27,6 +28,29 @@ TEST(DnnlReduceTest, AxesKeepdimsAndOpsets) {
              .attrs = {{"noop_with_empty_axes", AInt(1)}}, .inputs = {x}, .kernel = "dnnl", .expect_decline = true});
   RunOpCase({.label = "ReduceMean over a big plane", .op_type = "ReduceMean", .opset = 13,
              .attrs = {{"axes", AInts({2, 3})}}, .inputs = {RandomF({2, 8, 13, 13}, 51)}, .kernel = "dnnl"});
+}
+
+TEST(DnnlTransposeTest, Perms) {
+  RunOpCase({.label = "2-D default perm", .op_type = "Transpose", .inputs = {RandomF({5, 7}, 70)}, .kernel = "dnnl"});
+  RunOpCase({.label = "attention heads", .op_type = "Transpose", .attrs = {{"perm", AInts({0, 2, 1, 3})}},
+             .inputs = {RandomF({2, 9, 4, 8}, 71)}, .kernel = "dnnl"});
+  RunOpCase({.label = "last two", .op_type = "Transpose", .attrs = {{"perm", AInts({0, 1, 3, 2})}},
+             .inputs = {RandomF({2, 4, 9, 8}, 72)}, .kernel = "dnnl"});
+  RunOpCase({.label = "rank 5 rotation", .op_type = "Transpose", .attrs = {{"perm", AInts({4, 0, 3, 1, 2})}},
+             .inputs = {RandomF({2, 3, 4, 5, 6}, 73)}, .kernel = "dnnl"});
+  RunOpCase({.label = "int64 declines", .op_type = "Transpose", .inputs = {I64({1, 2, 3, 4}, {2, 2})}, .kernel = "dnnl",
+             .expect_decline = true});
+}
+
+TEST(DnnlPowTest, SquareOnly) {
+  RunOpCase({.label = "x^2 float exponent", .op_type = "Pow", .inputs = {RandomF({3, 17}, 80, -3, 3), F({2}, {})},
+             .constant_inputs = {1}, .kernel = "dnnl"});
+  RunOpCase({.label = "x^2 int64 exponent", .op_type = "Pow", .inputs = {RandomF({3, 17}, 81, -3, 3), I64({2}, {})},
+             .constant_inputs = {1}, .kernel = "dnnl"});
+  RunOpCase({.label = "x^3 declines", .op_type = "Pow", .inputs = {RandomF({4}, 82), F({3}, {})},
+             .constant_inputs = {1}, .kernel = "dnnl", .expect_decline = true});
+  RunOpCase({.label = "runtime exponent declines", .op_type = "Pow", .inputs = {RandomF({4}, 82), F({2}, {})},
+             .kernel = "dnnl", .expect_decline = true});
 }
 
 TEST(DnnlConcatTest, Axes) {
