@@ -65,10 +65,18 @@ TEST(DnnlConvTest, ConvTranspose) {
   RunOpCase(ConvTransposeRow("dilations asymmetric pads", {1, 3, 5, 5}, {3, 4, 3, 2},
                              {{"dilations", AInts({2, 1})}, {"pads", AInts({1, 0, 0, 1})}}));
   RunOpCase(ConvTransposeRow("1-D", {1, 3, 7}, {3, 2, 4}, {{"strides", AInts({3})}}));
-  OpCase os = ConvTransposeRow("output_shape declines", {1, 4, 5, 5}, {4, 3, 3, 3},
-                               {{"strides", AInts({2, 2})}, {"output_shape", AInts({10, 10})}});
-  os.expect_decline = true;
-  RunOpCase(os);
+  RunOpCase(ConvTransposeRow("output_shape", {1, 4, 5, 5}, {4, 3, 3, 3},
+                             {{"strides", AInts({2, 2})}, {"output_shape", AInts({10, 10})}}));
+  RunOpCase(ConvTransposeRow("full output_shape", {1, 4, 5, 5}, {4, 3, 3, 3},
+                             {{"strides", AInts({2, 2})}, {"output_shape", AInts({1, 3, 9, 10})}}));
+  RunOpCase(ConvTransposeRow("SAME_UPPER", {1, 4, 5, 5}, {4, 3, 3, 3},
+                             {{"strides", AInts({2, 2})}, {"auto_pad", AString("SAME_UPPER")}}));
+  RunOpCase(ConvTransposeRow("SAME_LOWER", {1, 4, 5, 5}, {4, 3, 3, 3},
+                             {{"strides", AInts({2, 2})}, {"auto_pad", AString("SAME_LOWER")}}));
+  // output_shape beyond the full result: the excess is bias only (a negative end pad for oneDNN).
+  RunOpCase({.label = "output_shape beyond the full result", .op_type = "ConvTranspose",
+             .attrs = {{"strides", AInts({2, 2})}, {"output_shape", AInts({13, 13})}},
+             .inputs = {RandomF({1, 2, 5, 5}, 4), RandomF({2, 3, 3, 3}, 5), RandomF({3}, 6)}, .constant_inputs = {1, 2}});
 }
 
 OpCase FusedConvRow(std::string label, std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> z,

@@ -4,8 +4,8 @@
 // to oneDNN (blocked layouts are much faster than plain NCHW); the input is reordered in and the output out on each
 // run, while constant weights are reordered once at plan time. FusedConv: the residual Z is copied into the
 // destination and added by the sum post-op, then the activation is an eltwise post-op.
-// Declines: other dtypes, empty tensors, unknown shapes, ConvTranspose with output_shape or SAME auto_pad (pad
-// conventions are left to the reference kernel), and whatever oneDNN has no implementation for.
+// Declines: other dtypes, empty tensors, unknown shapes, and whatever oneDNN has no implementation for (e.g. a
+// ConvTranspose whose output_shape asks for more than the full result: a negative end pad).
 #include "ops/defs/fused/activation.h"
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/dnnl_kernels.h"
@@ -113,9 +113,19 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
   return Status::OK();
 }
 
+// 2 * (output elements of the forward convolution) * (C/group * kernel size): for ConvTranspose the roles of X and Y
+// swap.
+int64_t ConvFlops(const KernelInit& init, bool transpose) {
+  const Shape x = init.inputs[0].shape.ToShape(), w = init.inputs[1].shape.ToShape(),
+              y = init.outputs[0].shape.ToShape();
+  const Shape& big = transpose ? x : y;
+  return 2 * big.NumElements() * w.Product(1, w.rank());
+}
+
 StatusOr<std::unique_ptr<Kernel>> Create(const KernelInit& init, const ConvSpec& spec, std::string_view what) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
-  return BuildKernel(init, what, [&](PrimitiveKernel& k) { return BuildConv(k, init, spec); });
+  return BuildKernel(init, what, [&](PrimitiveKernel& k) { return BuildConv(k, init, spec); },
+                     ConvFlops(init, spec.transpose));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "ops/dnnl/dnnl_common.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -104,6 +106,26 @@ bool HasNaN(const Tensor& t, bool nonfinite) {
     for (int64_t i = 0; i < n; ++i) found |= ((p[i] & kExp) == kExp) & ((p[i] & kMant) != 0);
   }
   return found != 0;
+}
+
+// ---- threads ----
+
+ScopedThreads::ScopedThreads(bool serial) : saved_(serial ? omp_get_max_threads() : 0) {
+  if (saved_ > 1) omp_set_num_threads(1);
+}
+
+ScopedThreads::~ScopedThreads() {
+  if (saved_ > 1) omp_set_num_threads(saved_);
+}
+
+bool SmallWork(const KernelInit& init, int64_t flops) {
+  constexpr double kNsPerElement = 0.5, kNsPerFlop = 0.02, kSerialNs = 20000;
+  double elements = 0;
+  for (const ValueType& vt : init.inputs)
+    if (vt.shape.IsFullyKnown() && !vt.has_value()) elements += static_cast<double>(vt.shape.ToShape().NumElements());
+  for (const ValueType& vt : init.outputs)
+    if (vt.shape.IsFullyKnown()) elements += static_cast<double>(vt.shape.ToShape().NumElements());
+  return elements * kNsPerElement + static_cast<double>(flops) * kNsPerFlop < kSerialNs;
 }
 
 // ---- PrimitiveKernel: building ----
@@ -267,6 +289,7 @@ Status PrimitiveKernel::Run(KernelContext& ctx) const {
   }
   dnnl_stream_t stream = ThreadStream();
   if (stream == nullptr) return InternalError(ctx.node().Describe(), ": could not create a oneDNN stream");
+  ScopedThreads threads(serial_);
 
   std::unique_ptr<Slot> slot;
   {

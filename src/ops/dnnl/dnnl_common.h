@@ -118,8 +118,10 @@ class PrimitiveKernel final : public Kernel {
 
   Status Run(KernelContext& ctx) const override;
   std::string_view name() const override { return name_; }
-  // "dnnl(brgconv:avx512_core)" and the like, for DescribePlan-style debugging.
+  // "brgconv:avx512_core,..." (the implementations oneDNN chose), for debugging.
   const std::string& impl_info() const { return impl_info_; }
+  // Runs the primitives on the calling thread alone (set by BuildKernel for small work).
+  void set_serial(bool serial) { serial_ = serial; }
 
  private:
   enum class Kind { kInput, kOutput, kConstant, kTemp };
@@ -149,6 +151,7 @@ class PrimitiveKernel final : public Kernel {
   std::string name_;
   std::string impl_info_;
   ComputeFn reference_ = nullptr;
+  bool serial_ = false;
   std::vector<int> nan_guarded_;
   bool nan_guard_nonfinite_ = false;
   std::vector<Shape> input_shapes_;  // empty Shape for omitted inputs
@@ -166,11 +169,34 @@ class PrimitiveKernel final : public Kernel {
   mutable std::vector<std::unique_ptr<Slot>> pool_;
 };
 
-// Builds a PrimitiveKernel inside Guard: `build(kernel)` returns Status (a decline or an error).
+// Sets the calling thread's OpenMP thread count for a scope (oneDNN's OpenMP runtime reads it when it creates and
+// runs primitives).
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(bool serial);
+  ~ScopedThreads();
+  ScopedThreads(const ScopedThreads&) = delete;
+  ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+ private:
+  int saved_ = 0;
+};
+
+// Whether a node of this cost should run on one thread: below about 20 microseconds of work an OpenMP fork/join
+// costs more than it saves, and on a loaded machine the second thread may not be scheduled for milliseconds.
+// `flops` is the arithmetic (0 for memory-bound ops); the elements read and written count too.
+bool SmallWork(const KernelInit& init, int64_t flops);
+
+// Builds a PrimitiveKernel inside Guard: `build(kernel)` returns Status (a decline or an error). Small work (see
+// SmallWork) is built and run single-threaded.
 template <typename F>
-StatusOr<std::unique_ptr<Kernel>> BuildKernel(const KernelInit& init, std::string_view what, F&& build) {
+StatusOr<std::unique_ptr<Kernel>> BuildKernel(const KernelInit& init, std::string_view what, F&& build,
+                                              int64_t flops = 0) {
   return Guard(what, [&]() -> StatusOr<std::unique_ptr<Kernel>> {
+    const bool serial = SmallWork(init, flops);
+    ScopedThreads threads(serial);
     auto k = std::make_unique<PrimitiveKernel>(init);
+    k->set_serial(serial);
     STRATA_RETURN_IF_ERROR(build(*k));
     k->Finalize();
     return std::unique_ptr<Kernel>(std::move(k));

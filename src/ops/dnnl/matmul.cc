@@ -155,6 +155,14 @@ Status BuildGemm(PrimitiveKernel& k, const KernelInit& init, const Activation& a
   return Status::OK();
 }
 
+// 2 * (output elements) * K.
+int64_t MatMulFlops(const KernelInit& init, bool gemm) {
+  const Shape a = init.inputs[0].shape.ToShape(), y = init.outputs[0].shape.ToShape();
+  if (a.rank() == 0) return 0;
+  const int64_t k = gemm && init.node.GetInt("transA", 0) != 0 ? a[0] : a[a.rank() - 1];
+  return 2 * y.NumElements() * k;
+}
+
 StatusOr<Activation> FusedActivation(const Node& node) {
   auto a = ReadFusedActivation(node);
   if (!a.ok()) return Decline(a.status().message());
@@ -165,24 +173,28 @@ StatusOr<Activation> FusedActivation(const Node& node) {
 
 StatusOr<std::unique_ptr<Kernel>> CreateMatMul(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
-  return BuildKernel(init, "MatMul", [&](PrimitiveKernel& k) { return BuildMatMul(k, init, -1, Activation{}); });
+  return BuildKernel(init, "MatMul", [&](PrimitiveKernel& k) { return BuildMatMul(k, init, -1, Activation{}); },
+                     MatMulFlops(init, false));
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateFusedMatMul(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
   STRATA_ASSIGN_OR_RETURN(Activation act, FusedActivation(init.node));
-  return BuildKernel(init, "FusedMatMul", [&](PrimitiveKernel& k) { return BuildMatMul(k, init, 2, act); });
+  return BuildKernel(init, "FusedMatMul", [&](PrimitiveKernel& k) { return BuildMatMul(k, init, 2, act); },
+                     MatMulFlops(init, false));
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateGemm(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
-  return BuildKernel(init, "Gemm", [&](PrimitiveKernel& k) { return BuildGemm(k, init, Activation{}); });
+  return BuildKernel(init, "Gemm", [&](PrimitiveKernel& k) { return BuildGemm(k, init, Activation{}); },
+                     MatMulFlops(init, true));
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateFusedGemm(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
   STRATA_ASSIGN_OR_RETURN(Activation act, FusedActivation(init.node));
-  return BuildKernel(init, "FusedGemm", [&](PrimitiveKernel& k) { return BuildGemm(k, init, act); });
+  return BuildKernel(init, "FusedGemm", [&](PrimitiveKernel& k) { return BuildGemm(k, init, act); },
+                     MatMulFlops(init, true));
 }
 
 }  // namespace strata::ops::onednn

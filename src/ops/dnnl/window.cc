@@ -1,5 +1,7 @@
 #include "ops/dnnl/window.h"
 
+#include "ops/defs/nn/spatial.h"
+
 namespace strata::ops::onednn {
 namespace {
 
@@ -63,22 +65,25 @@ StatusOr<Window> TransposeWindow(const Node& node, const Shape& x, const Shape& 
   const int rank = x.rank() - 2;
   if (rank < 1 || rank > 3 || y.rank() != x.rank() || static_cast<int>(kernel.size()) != rank)
     return Decline("oneDNN deconvolutions have 1 to 3 spatial axes; X is ", x.ToString());
-  if (node.HasAttr("output_shape")) return Decline("output_shape is left to the reference kernel");
-  const std::string auto_pad = node.GetString("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID") return Decline("auto_pad ", auto_pad, " is left to the reference");
+  // The pads exactly as the reference kernel resolves them (auto_pad, output_shape, output_padding).
+  auto attrs = nn::ReadSpatialAttrs(node, rank, {.kernel_from_attr = false}, &kernel);
+  if (!attrs.ok()) return Decline(attrs.status().message());
+  std::vector<int64_t> opad = node.GetInts("output_padding", std::vector<int64_t>(rank, 0));
+  std::vector<int64_t> oshape = node.GetInts("output_shape");
+  if (static_cast<int>(oshape.size()) == rank + 2) oshape.erase(oshape.begin(), oshape.begin() + 2);
+  if (static_cast<int>(opad.size()) != rank || (!oshape.empty() && static_cast<int>(oshape.size()) != rank))
+    return Decline("output_padding/output_shape do not match the spatial rank");
   Window w;
   STRATA_RETURN_IF_ERROR(ReadCommon(node, rank, kernel, &w));
-  std::vector<int64_t> pads = node.GetInts("pads", std::vector<int64_t>(2 * rank, 0));
-  if (auto_pad == "VALID") pads.assign(2 * rank, 0);
-  const std::vector<int64_t> opad = node.GetInts("output_padding", std::vector<int64_t>(rank, 0));
-  if (static_cast<int>(pads.size()) != 2 * rank || static_cast<int>(opad.size()) != rank)
-    return Decline("pads/output_padding do not match the spatial rank");
   for (int i = 0; i < rank; ++i) {
-    const int64_t in = x[2 + i], out = y[2 + i], s = w.strides[i];
+    int64_t pb = 0, pe = 0;
+    auto out = nn::TransposeOutputLength(node, *attrs, i, x[2 + i], opad[i], oshape.empty() ? -1 : oshape[i], &pb, &pe);
+    if (!out.ok()) return Decline(out.status().message());
     const int64_t dk = (kernel[i] - 1) * (w.dilations[i] + 1) + 1;
-    const int64_t pl = pads[i], pr = pads[rank + i] - opad[i];
-    if ((in - 1) * s + dk - pl - pr != out)
-      return Decline("oneDNN's output length differs on axis ", i, " (in ", in, ", out ", out, ")");
+    // oneDNN: out = (in - 1) * stride + dk - pad_l - pad_r; output_padding extends the end.
+    const int64_t pl = pb, pr = pe - opad[i];
+    if (*out != y[2 + i] || (x[2 + i] - 1) * w.strides[i] + dk - pl - pr != y[2 + i])
+      return Decline("oneDNN's output length differs on axis ", i);
     w.pad_l.push_back(pl);
     w.pad_r.push_back(pr);
   }

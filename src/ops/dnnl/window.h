@@ -19,7 +19,8 @@ struct Window {
 StatusOr<Window> ForwardWindow(const Node& node, const Shape& x, const Shape& y, const std::vector<int64_t>& kernel,
                                bool* extra_pad_r = nullptr);
 
-// ConvTranspose (no output_shape, auto_pad NOTSET): pad_r = pads_end - output_padding.
+// ConvTranspose: pads resolved as the reference kernel does (auto_pad, output_shape, output_padding); oneDNN's pad_r
+// is pads_end - output_padding.
 StatusOr<Window> TransposeWindow(const Node& node, const Shape& x, const Shape& y, const std::vector<int64_t>& kernel);
 
 }  // namespace strata::ops::onednn
