@@ -37,6 +37,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("", {"Transpose"}, onednn::CreateTranspose);
   // strata-domain fused ops
   add("strata", {"FusedConv"}, onednn::CreateFusedConv);
+  add("strata", {"FusedElementwise"}, onednn::CreateFusedElementwise);
   add("strata", {"FusedGemm"}, onednn::CreateFusedGemm);
   add("strata", {"FusedMatMul"}, onednn::CreateFusedMatMul);
 }

@@ -43,11 +43,13 @@ static void RegisterActivationFamily(OpRegistry* r) {
 
 // ---- fused: strata-domain ops written by the fusion passes (defs/fused) ----
 void RegisterFusedConv(OpRegistry* r);
+void RegisterFusedElementwise(OpRegistry* r);
 void RegisterFusedGemm(OpRegistry* r);
 void RegisterFusedMatMul(OpRegistry* r);
 
 static void RegisterFusedFamily(OpRegistry* r) {
   RegisterFusedConv(r);
+  RegisterFusedElementwise(r);
   RegisterFusedGemm(r);
   RegisterFusedMatMul(r);
 }

@@ -88,3 +88,42 @@ TEST(DnnlBinaryTest, MinMax) {
 
 }  // namespace
 }  // namespace strata::testing
+
+namespace strata::testing {
+namespace {
+
+OpCase FusedElementwiseRow(std::string label, std::vector<Tensor> inputs, std::vector<std::string> ops,
+                           std::vector<float> alphas = {}, std::vector<float> betas = {}) {
+  OpCase row{.label = std::move(label), .op_type = "FusedElementwise", .domain = "strata", .opset = 1,
+             .attrs = {{"ops", graph::Attribute::Strings(std::move(ops))}}, .inputs = std::move(inputs),
+             .kernel = "dnnl"};
+  if (!alphas.empty()) row.attrs["alphas"] = AFloats(alphas);
+  if (!betas.empty()) row.attrs["betas"] = AFloats(betas);
+  return row;
+}
+
+TEST(DnnlFusedElementwiseTest, PostOpChains) {
+  RunOpCase(FusedElementwiseRow("div mul add", {RandomF({4, 5, 8}, 1), RandomF({4, 5, 1}, 2, 0.5f, 2), RandomF({8}, 3),
+                                                RandomF({8}, 4)},
+                                {"Div", "Mul", "Add"}));
+  RunOpCase(FusedElementwiseRow("add sqrt", {RandomF({4, 9}, 5, 0, 1), F({1e-5f}, {})}, {"Add", "Sqrt"}));
+  RunOpCase(FusedElementwiseRow("broadcast first, relu, sub", {RandomF({9}, 6), RandomF({3, 9}, 7), RandomF({3, 1}, 8)},
+                                {"Mul", "Relu", "Sub"}));
+  RunOpCase(FusedElementwiseRow("leaky, hard sigmoid", {RandomF({2, 3, 4, 5}, 9), RandomF({1, 3, 1, 1}, 10)},
+                                {"Add", "LeakyRelu", "HardSigmoid"}, {0, 0.1f, 0.25f}, {0, 0, 0.4f}));
+  RunOpCase(FusedElementwiseRow("full-shape post-op operand", {RandomF({6, 7}, 11), RandomF({6, 7}, 12),
+                                                               RandomF({6, 7}, 13, 0.5f, 2)},
+                                {"Sub", "Div", "Tanh"}));
+  OpCase nan = FusedElementwiseRow("clip with NaN falls back",
+                                   {F({1, std::numeric_limits<float>::quiet_NaN(), -3}, {3}), F({1}, {})},
+                                   {"Add", "Clip"}, {0, -1}, {0, 1});
+  RunOpCase(nan);
+  OpCase sub = FusedElementwiseRow("sub with a broadcast first operand declines", {RandomF({9}, 6), RandomF({3, 9}, 7)},
+                                   {"Sub", "Relu"});
+  sub.expect_decline = true;
+  RunOpCase(sub);
+}
+
+}  // namespace
+}  // namespace strata::testing
+

@@ -11,23 +11,12 @@
 namespace strata::graph {
 namespace {
 
-bool SameDim(const Dim& a, const Dim& b) {
-  return (a.known() && b.known() && a.value == b.value) || (!a.known() && !b.known() && !a.symbol.empty() && a.symbol == b.symbol);
-}
-
-// Whether Add(product, c) has the product's shape.
-bool BroadcastsInto(const PartialShape& c, const PartialShape& y, const PartialShape& b) {
-  if (!c.rank_known) return false;
-  if (y.rank_known) {
-    if (c.rank() > y.rank()) return false;
-    for (int i = 0; i < c.rank(); ++i) {
-      const Dim& cd = c.dims[c.rank() - 1 - i];
-      const Dim& yd = y.dims[y.rank() - 1 - i];
-      if (!(cd.known() && cd.value == 1) && !SameDim(cd, yd)) return false;
-    }
-    return true;
-  }
-  return c.rank() == 1 && b.rank_known && b.rank() >= 2 && SameDim(c.dims[0], b.dims[b.rank() - 1]);
+// Whether Add(product, c) has the product's shape; with the product's rank unknown, a [N] vector with N = B's last
+// dim does.
+bool BiasFits(const PartialShape& c, const PartialShape& y, const PartialShape& b) {
+  if (y.rank_known) return passes::BroadcastsInto(c, y);
+  return c.rank() == 1 && b.rank_known && b.rank() >= 2 &&
+         passes::BroadcastsInto(c, PartialShape::Of({b.dims[b.rank() - 1]}));
 }
 
 }  // namespace
@@ -53,7 +42,7 @@ Status FuseMatMulActivation(Graph* g) {
       const ops::ValueType* bt = passes::TypeOf(types, node.inputs[1]);
       if (chain.NextIsAdd(&other) && bt != nullptr) {
         const ops::ValueType* ct = passes::TypeOf(types, other);
-        if (ct != nullptr && ct->dtype == DType::kFloat32 && BroadcastsInto(ct->shape, yt->shape, bt->shape)) {
+        if (ct != nullptr && ct->dtype == DType::kFloat32 && BiasFits(ct->shape, yt->shape, bt->shape)) {
           fused.inputs.push_back(other);
           chain.Absorb();
         }

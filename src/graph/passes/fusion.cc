@@ -35,6 +35,20 @@ bool Chain::NextIsAdd(std::string* other) const {
   return *other != value_;
 }
 
+bool Chain::NextBinary(std::string* op, std::string* other, int* position) const {
+  int input = -1;
+  const int r = Next(&input);
+  if (r < 0) return false;
+  const Node& n = g_.nodes[r];
+  if (!n.domain.empty() || n.opset < 7 || n.inputs.size() != 2 || n.inputs[0].empty() || n.inputs[1].empty())
+    return false;
+  if (n.op_type != "Add" && n.op_type != "Sub" && n.op_type != "Mul" && n.op_type != "Div") return false;
+  *op = n.op_type;
+  *other = n.inputs[1 - input];
+  *position = input;
+  return *other != value_;
+}
+
 std::optional<ops::Activation> Chain::NextActivation() const {
   int input = -1;
   const int r = Next(&input);

@@ -23,6 +23,9 @@ class Chain {
 
   // When the sole reader of the current value is a two-input ONNX Add, true with its other operand.
   bool NextIsAdd(std::string* other) const;
+  // When the sole reader of the current value is a two-input ONNX Add, Sub, Mul or Div (opset 7 or later), true with
+  // the op, its other operand and the position (0 or 1) of the current value.
+  bool NextBinary(std::string* op, std::string* other, int* position) const;
   // When the sole reader of the current value is an activation ops/defs/fused/activation.h lists (Clip needs
   // constant min/max), that activation.
   std::optional<ops::Activation> NextActivation() const;

@@ -74,6 +74,19 @@ bool SameShape(const PartialShape& a, const PartialShape& b) {
   return true;
 }
 
+bool BroadcastsInto(const PartialShape& c, const PartialShape& y) {
+  if (!c.rank_known || !y.rank_known || c.rank() > y.rank()) return false;
+  for (int i = 0; i < c.rank(); ++i) {
+    const Dim& cd = c.dims[c.rank() - 1 - i];
+    const Dim& yd = y.dims[y.rank() - 1 - i];
+    if (cd.known() && cd.value == 1) continue;
+    if (cd.known() && yd.known() && cd.value == yd.value) continue;
+    if (!cd.known() && !yd.known() && !cd.symbol.empty() && cd.symbol == yd.symbol) continue;
+    return false;
+  }
+  return true;
+}
+
 void RemoveNodes(Graph* g, const std::vector<bool>& dead) {
   std::vector<Node> kept;
   kept.reserve(g->nodes.size());

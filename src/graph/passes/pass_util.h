@@ -36,6 +36,10 @@ bool InferTypes(const Graph& g, InferredGraph* out);
 // True when both shapes are known to be equal (same rank, each dim equal or the same symbol).
 bool SameShape(const PartialShape& a, const PartialShape& b);
 
+// True when `c` provably broadcasts to `y` without changing y's shape: rank(c) <= rank(y) and each of c's dims is 1
+// or equal to y's (same value or same symbol).
+bool BroadcastsInto(const PartialShape& c, const PartialShape& y);
+
 // Removes the nodes whose index is in `dead` (keeps order).
 void RemoveNodes(Graph* g, const std::vector<bool>& dead);
 

@@ -17,6 +17,8 @@ Status FuseConvBatchNorm(Graph* g);
 Status FuseConvActivation(Graph* g);
 // MatMul [+ bias Add] [+ activation] -> strata.FusedMatMul; Gemm + activation -> strata.FusedGemm.
 Status FuseMatMulActivation(Graph* g);
+// Add/Sub/Mul/Div followed by binary ops and activations -> strata.FusedElementwise.
+Status FuseElementwise(Graph* g);
 
 // The default pipeline used by Session when SessionOptions::optimize is set: constant folding and dead code
 // elimination, then (with fast kernels on) the fusion passes.

@@ -102,6 +102,7 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
     prim = dnnl::deconvolution_forward(dpd);
     pd = dpd;
   }
+  if (IsRefImpl(pd)) return Decline("oneDNN offers only its reference implementation (", pd.impl_info_str(), ")");
   std::vector<std::pair<int, int>> args;
   args.emplace_back(DNNL_ARG_SRC, k.Input(0, pd.src_desc(0)));
   args.emplace_back(DNNL_ARG_WEIGHTS, k.Input(1, pd.weights_desc(0), &w_user));

@@ -108,6 +108,11 @@ bool HasNaN(const Tensor& t, bool nonfinite) {
   return found != 0;
 }
 
+bool IsRefImpl(const dnnl::primitive_desc_base& pd) {
+  const char* info = pd.impl_info_str();
+  return info != nullptr && std::strncmp(info, "ref", 3) == 0;
+}
+
 // ---- threads ----
 
 ScopedThreads::ScopedThreads(bool serial) : saved_(serial ? omp_get_max_threads() : 0) {
@@ -380,7 +385,7 @@ StatusOr<EltwiseSpec> EltwiseFor(std::string_view op, float alpha, float beta) {
   } else {
     return Decline("activation ", op, " has no oneDNN eltwise algorithm");
   }
-  e.drops_nan = op == "Clip" || op == "HardSigmoid";
+  e.drops_nan = op == "Clip" || op == "HardSigmoid" || op == "Exp";  // NaN -> bound / inf
   return e;
 }
 

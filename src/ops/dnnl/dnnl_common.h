@@ -78,6 +78,10 @@ Status RequireFloat32(const KernelInit& init, std::initializer_list<int> skip = 
 // Whether a float32 tensor holds a NaN (with `nonfinite`: a NaN or an infinity).
 bool HasNaN(const Tensor& t, bool nonfinite);
 
+// Whether oneDNN fell back on its reference (scalar, "ref:...") implementation for a primitive descriptor: for
+// convolutions and matmuls strata's own reference kernels are faster, and a fused primitive is better split.
+bool IsRefImpl(const dnnl::primitive_desc_base& pd);
+
 // ---- PrimitiveKernel ----
 
 class PrimitiveKernel final : public Kernel {

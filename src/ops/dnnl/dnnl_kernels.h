@@ -27,8 +27,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateLrn(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateSoftmax(const KernelInit& init);
 // eltwise.cc: unary activations and math (the op type selects the algorithm), Pow with a constant exponent 2.
 StatusOr<std::unique_ptr<Kernel>> CreateEltwise(const KernelInit& init);
-// binary.cc: Add, Sub, Mul, Div, Min, Max.
+// binary.cc: Add, Sub, Mul, Div, Min, Max, strata.FusedElementwise.
 StatusOr<std::unique_ptr<Kernel>> CreateBinary(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateFusedElementwise(const KernelInit& init);
 // reduce.cc: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare.
 StatusOr<std::unique_ptr<Kernel>> CreateReduce(const KernelInit& init);
 // concat.cc: Concat.

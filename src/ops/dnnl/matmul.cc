@@ -6,6 +6,7 @@
 // Gemm: transA/transB are strided views (no copies); alpha scales a constant B once at plan time (declines alpha != 1
 // with a runtime B); beta * C becomes the bias (a constant C is scaled once; a runtime C needs beta = 1).
 #include <algorithm>
+#include <optional>
 
 #include "ops/defs/fused/activation.h"
 #include "ops/dnnl/dnnl_common.h"
@@ -20,33 +21,57 @@ Dims PadLeft(Dims d, size_t rank) {
   return d;
 }
 
-// The activation as post-ops; inputs holding NaN/inf go to the reference kernel when oneDNN's activation drops NaN.
-StatusOr<dnnl::post_ops> PostOps(PrimitiveKernel& k, const Activation& act) {
-  dnnl::post_ops po;
-  if (!act.op.empty()) {
-    STRATA_ASSIGN_OR_RETURN(EltwiseSpec e, EltwiseFor(act.op, act.alpha, act.beta));
-    AppendEltwise(&po, e);
-    if (e.drops_nan) STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0, 1, 2}, /*nonfinite=*/true));
-  }
-  return po;
-}
+// A matmul primitive descriptor and how it takes the addend (C of Gemm / FusedMatMul): as its bias when an optimised
+// implementation supports that broadcast, else as a binary-add post-op before the activation.
+struct MatMulPd {
+  dnnl::matmul::primitive_desc pd;
+  int addend_arg = DNNL_ARG_BIAS;
+};
 
-// A matmul primitive descriptor, with the weights' layout left to oneDNN when they are constant (falling back to
-// the plain layout when no implementation takes `any`).
-dnnl::matmul::primitive_desc MatMulPd(const Md& src, const Md& w_plain, bool w_constant, const Md* bias, const Md& dst,
-                                      const dnnl::post_ops& po) {
-  auto make = [&](const Md& w) {
-    auto d = bias != nullptr ? dnnl::matmul::desc(src, w, *bias, dst) : dnnl::matmul::desc(src, w, dst);
-    return dnnl::matmul::primitive_desc(d, Attr(po), CpuEngine());
-  };
-  if (w_constant) {
-    try {
-      return make(AnyMd(w_plain.dims()));
-    } catch (const dnnl::error&) {
-      // fall through to the plain layout
+// Weights' layout left to oneDNN when they are constant (the plain layout otherwise or when nothing takes `any`);
+// oneDNN's reference implementation is refused (strata's reference kernels are faster). Inputs holding NaN/inf go
+// to the reference kernel when oneDNN's activation drops NaN.
+StatusOr<MatMulPd> MakeMatMul(PrimitiveKernel& k, const Md& src, const Md& w_plain, bool w_constant, const Md* addend,
+                              const Md& dst, const Activation& act, int num_inputs) {
+  std::optional<EltwiseSpec> e;
+  if (!act.op.empty()) {
+    STRATA_ASSIGN_OR_RETURN(e, EltwiseFor(act.op, act.alpha, act.beta));
+    if (e->drops_nan) {
+      std::vector<int> all;
+      for (int i = 0; i < num_inputs; ++i) all.push_back(i);
+      STRATA_RETURN_IF_ERROR(k.FallBackOnNaN(all, /*nonfinite=*/true));
     }
   }
-  return make(w_plain);
+  auto make = [&](const Md* bias, bool addend_post_op) -> dnnl::matmul::primitive_desc {
+    dnnl::post_ops po;
+    if (addend_post_op) po.append_binary(Alg::binary_add, *addend);
+    if (e) AppendEltwise(&po, *e);
+    for (int layout = w_constant ? 0 : 1; layout < 2; ++layout) {
+      const Md w = layout == 0 ? AnyMd(w_plain.dims()) : w_plain;
+      try {
+        auto d = bias != nullptr ? dnnl::matmul::desc(src, w, *bias, dst) : dnnl::matmul::desc(src, w, dst);
+        dnnl::matmul::primitive_desc pd(d, Attr(po), CpuEngine());
+        if (!IsRefImpl(pd)) return pd;
+      } catch (const dnnl::error&) {
+        // try the next layout
+      }
+    }
+    return {};
+  };
+  MatMulPd out;
+  out.pd = make(addend, false);
+  if (!out.pd && addend != nullptr) {
+    out.pd = make(nullptr, true);
+    out.addend_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
+  }
+  if (!out.pd) return Decline("oneDNN has no optimised matmul for these shapes");
+  return out;
+}
+
+// Binds the addend (node input `input`, or constant `data` when given) the way `m` takes it.
+int BindAddend(PrimitiveKernel& k, const MatMulPd& m, int input, const Md& addend, const float* data = nullptr) {
+  const Md want = m.addend_arg == DNNL_ARG_BIAS ? m.pd.bias_desc() : addend;
+  return data != nullptr ? k.Constant(addend, data, want) : k.Input(input, want, &addend);
 }
 
 Status BuildMatMul(PrimitiveKernel& k, const KernelInit& init, int bias_input, const Activation& act) {
@@ -83,15 +108,15 @@ Status BuildMatMul(PrimitiveKernel& k, const KernelInit& init, int bias_input, c
       if (cd[i] != 1 && cd[i] != yd[i]) return Decline("C ", c.ToString(), " does not broadcast to the output");
     bias = PlainMd(cd);
   }
-  STRATA_ASSIGN_OR_RETURN(dnnl::post_ops po, PostOps(k, act));
   const bool w_const = k.constant_input(1) != nullptr;
-  auto pd = MatMulPd(src, w, w_const, has_bias ? &bias : nullptr, dst, po);
+  STRATA_ASSIGN_OR_RETURN(MatMulPd m, MakeMatMul(k, src, w, w_const, has_bias ? &bias : nullptr, dst, act,
+                                                 static_cast<int>(init.inputs.size())));
   std::vector<std::pair<int, int>> args;
-  args.emplace_back(DNNL_ARG_SRC, k.Input(0, pd.src_desc(), &src));
-  args.emplace_back(DNNL_ARG_WEIGHTS, k.Input(1, pd.weights_desc(), &w));
-  if (has_bias) args.emplace_back(DNNL_ARG_BIAS, k.Input(bias_input, pd.bias_desc(), &bias));
-  args.emplace_back(DNNL_ARG_DST, k.Output(0, y, pd.dst_desc(), &dst));
-  k.Add(dnnl::matmul(pd), pd, std::move(args));
+  args.emplace_back(DNNL_ARG_SRC, k.Input(0, m.pd.src_desc(), &src));
+  args.emplace_back(DNNL_ARG_WEIGHTS, k.Input(1, m.pd.weights_desc(), &w));
+  if (has_bias) args.emplace_back(m.addend_arg, BindAddend(k, m, bias_input, bias));
+  args.emplace_back(DNNL_ARG_DST, k.Output(0, y, m.pd.dst_desc(), &dst));
+  k.Add(dnnl::matmul(m.pd), m.pd, std::move(args));
   return Status::OK();
 }
 
@@ -129,29 +154,28 @@ Status BuildGemm(PrimitiveKernel& k, const KernelInit& init, const Activation& a
     if (beta != 1.0f && c_const == nullptr) return Decline("beta != 1 with a runtime C");
     bias = PlainMd(cd);
   }
-  STRATA_ASSIGN_OR_RETURN(dnnl::post_ops po, PostOps(k, act));
-  auto pd = MatMulPd(src, w, b_const != nullptr, has_c ? &bias : nullptr, dst, po);
-
+  STRATA_ASSIGN_OR_RETURN(MatMulPd mm, MakeMatMul(k, src, w, b_const != nullptr, has_c ? &bias : nullptr, dst, act,
+                                                 static_cast<int>(init.inputs.size())));
   std::vector<std::pair<int, int>> args;
-  args.emplace_back(DNNL_ARG_SRC, k.Input(0, pd.src_desc(), &src));
+  args.emplace_back(DNNL_ARG_SRC, k.Input(0, mm.pd.src_desc(), &src));
   if (alpha != 1.0f) {
     std::vector<float> scaled(b_const->values<float>().begin(), b_const->values<float>().end());
     for (float& v : scaled) v *= alpha;
-    args.emplace_back(DNNL_ARG_WEIGHTS, k.Constant(w, scaled.data(), pd.weights_desc()));
+    args.emplace_back(DNNL_ARG_WEIGHTS, k.Constant(w, scaled.data(), mm.pd.weights_desc()));
   } else {
-    args.emplace_back(DNNL_ARG_WEIGHTS, k.Input(1, pd.weights_desc(), &w));
+    args.emplace_back(DNNL_ARG_WEIGHTS, k.Input(1, mm.pd.weights_desc(), &w));
   }
   if (has_c) {
     if (c_const != nullptr && beta != 1.0f) {
       std::vector<float> scaled(c_const->values<float>().begin(), c_const->values<float>().end());
       for (float& v : scaled) v *= beta;
-      args.emplace_back(DNNL_ARG_BIAS, k.Constant(bias, scaled.data(), pd.bias_desc()));
+      args.emplace_back(mm.addend_arg, BindAddend(k, mm, 2, bias, scaled.data()));
     } else {
-      args.emplace_back(DNNL_ARG_BIAS, k.Input(2, pd.bias_desc(), &bias));
+      args.emplace_back(mm.addend_arg, BindAddend(k, mm, 2, bias));
     }
   }
-  args.emplace_back(DNNL_ARG_DST, k.Output(0, y, pd.dst_desc(), &dst));
-  k.Add(dnnl::matmul(pd), pd, std::move(args));
+  args.emplace_back(DNNL_ARG_DST, k.Output(0, y, mm.pd.dst_desc(), &dst));
+  k.Add(dnnl::matmul(mm.pd), mm.pd, std::move(args));
   return Status::OK();
 }
 

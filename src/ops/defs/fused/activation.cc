@@ -8,8 +8,8 @@
 namespace strata::ops {
 namespace {
 
-constexpr std::string_view kActivations[] = {"Relu", "LeakyRelu", "Elu",       "Selu",     "Sigmoid",
-                                             "Tanh", "HardSigmoid", "HardSwish", "Softplus", "Clip"};
+constexpr std::string_view kActivations[] = {"Relu",     "LeakyRelu", "Elu",  "Selu", "Sigmoid", "Tanh", "HardSigmoid",
+                                             "HardSwish", "Softplus", "Clip", "Abs",  "Neg",  "Sqrt",    "Exp",  "Log"};
 
 template <typename T>
 void Apply(const Activation& a, T* x, int64_t n) {
@@ -29,6 +29,11 @@ void Apply(const Activation& a, T* x, int64_t n) {
   if (op == "HardSwish") return each([](T v) { return v * std::max(T(0), std::min(T(1), v / T(6) + T(0.5))); });
   if (op == "Softplus") return each([](T v) { return std::log(std::exp(v) + T(1)); });
   if (op == "Clip") return each([&](T v) { return std::isnan(v) ? v : std::min(beta, std::max(alpha, v)); });
+  if (op == "Abs") return each([](T v) { return std::fabs(v); });
+  if (op == "Neg") return each([](T v) { return -v; });
+  if (op == "Sqrt") return each([](T v) { return std::sqrt(v); });
+  if (op == "Exp") return each([](T v) { return std::exp(v); });
+  if (op == "Log") return each([](T v) { return std::log(v); });
   STRATA_CHECK(false, "unknown activation ", a.op);
 }
 

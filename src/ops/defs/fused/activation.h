@@ -11,6 +11,7 @@
 //   HardSwish            -   (x * max(0, min(1, x/6 + 1/2)))
 //   Softplus             -   (log(exp(x) + 1))
 //   Clip                 alpha = min (default -inf), beta = max (default +inf)
+//   Abs, Neg, Sqrt, Exp, Log   -   (unary math, for elementwise chains)
 // The reference kernels of the fused ops apply them with ApplyActivation; the oneDNN kernels map them to eltwise
 // post-ops. One known difference: oneDNN's Clip maps NaN to the lower bound where the reference keeps NaN, so a NaN
 // reaching a fused Clip (Relu6) comes out as the bound on the fast path.

@@ -44,6 +44,32 @@ Status InferLikeBase(InferContext& ctx, const OpSchema& base, int num_inputs) {
   return Status::OK();
 }
 
+bool IsElementwiseBinary(std::string_view op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div"; }
+
+StatusOr<ElementwiseSteps> ReadElementwiseSteps(const Node& node) {
+  ElementwiseSteps s;
+  s.ops = node.GetStrings("ops");
+  const std::vector<float> alphas = node.GetFloats("alphas"), betas = node.GetFloats("betas");
+  if (s.ops.empty() || !IsElementwiseBinary(s.ops[0]))
+    return InvalidArgumentError(node.Describe(), ": `ops` must start with Add, Sub, Mul or Div");
+  s.num_inputs = 2;
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    Activation a;
+    if (i > 0 && IsElementwiseBinary(s.ops[i])) {
+      ++s.num_inputs;
+    } else if (i > 0 && IsFusableActivation(s.ops[i])) {
+      a.op = s.ops[i];
+      ActivationDefaults(a.op, &a.alpha, &a.beta);
+      if (i < alphas.size()) a.alpha = alphas[i];
+      if (i < betas.size()) a.beta = betas[i];
+    } else if (i > 0) {
+      return InvalidArgumentError(node.Describe(), ": unknown step '", s.ops[i], "'");
+    }
+    s.acts.push_back(a);
+  }
+  return s;
+}
+
 Status FinishInPlace(const Node& node, Tensor* y, const Tensor* b, const Activation& act) {
   if (y->dtype() != DType::kFloat32 && y->dtype() != DType::kFloat64)
     return UnimplementedError(node.Describe(), ": fused ops compute float32 and float64 only, got ",

@@ -37,6 +37,16 @@ StatusOr<const OpSchema*> BaseSchema(std::string_view op);
 // Runs `base`'s shape inference on the first `num_inputs` inputs of ctx and copies its output 0 into ctx.
 Status InferLikeBase(InferContext& ctx, const OpSchema& base, int num_inputs);
 
+// The steps of a strata.FusedElementwise node (ops/defs/fused/fused_elementwise.cc): `ops[0]` is a binary op of
+// inputs 0 and 1; each later step is a binary op with the next input (acts[i].op empty) or an activation.
+struct ElementwiseSteps {
+  std::vector<std::string> ops;
+  std::vector<Activation> acts;
+  int num_inputs = 0;  // inputs the steps read
+};
+bool IsElementwiseBinary(std::string_view op);  // Add, Sub, Mul, Div
+StatusOr<ElementwiseSteps> ReadElementwiseSteps(const Node& node);
+
 // y += b (b broadcast to y's shape without changing it), then the activation, for float32/float64 y.
 Status FinishInPlace(const Node& node, Tensor* y, const Tensor* b, const Activation& act);
 
