@@ -122,6 +122,10 @@ TEST(DnnlFusedElementwiseTest, PostOpChains) {
                                    {"Sub", "Relu"});
   sub.expect_decline = true;
   RunOpCase(sub);
+  OpCase grow = FusedElementwiseRow("a later operand enlarges the shape: declines",
+                                    {RandomF({3, 1}, 6), RandomF({3, 1}, 7), RandomF({2, 1, 4}, 8)}, {"Add", "Mul"});
+  grow.expect_decline = true;
+  RunOpCase(grow);
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 // Add/Sub/Mul/Div followed by binary ops and activations -> strata.FusedElementwise (ops/defs/fused/), which the
 // oneDNN kernel runs as one binary primitive with binary and eltwise post-ops.
 //
-// The first op needs an operand of the output's shape (oneDNN broadcasts only its second source; for Add and Mul
-// either operand will do). Each later binary op must read the running value as its left operand (either side for Add
-// and Mul), and its other operand must provably broadcast to the running value without changing its shape. Every
-// absorbed value is read by the next node alone and is not a graph output; everything is float32.
+// The fused op broadcasts every step as the ONNX ops do, so no shape needs to be known here (the oneDNN kernel
+// checks at plan time, with concrete shapes, that it can take the node as one primitive). Each later binary op must
+// read the running value as its left operand (either side for Add and Mul). Every absorbed value is read by the next
+// node alone and is not a graph output; every value involved is float32.
 #include "graph/passes/fusion.h"
 #include "graph/passes/passes.h"
 
@@ -33,8 +33,6 @@ Status FuseElementwise(Graph* g) {
     const ops::ValueType* at = passes::TypeOf(types, node.inputs[0]);
     const ops::ValueType* bt = passes::TypeOf(types, node.inputs[1]);
     if (!IsFloat32(yt) || !IsFloat32(at) || !IsFloat32(bt)) continue;
-    const bool commutative = node.op_type == "Add" || node.op_type == "Mul";
-    if (!passes::SameShape(at->shape, yt->shape) && !(commutative && passes::SameShape(bt->shape, yt->shape))) continue;
 
     passes::Chain chain(*g, uses, static_cast<int>(ni), &frozen);
     Node fused;
@@ -51,7 +49,7 @@ Status FuseElementwise(Graph* g) {
       if (chain.NextBinary(&op, &other, &position)) {
         const ops::ValueType* ct = passes::TypeOf(types, other);
         const bool left_ok = position == 0 || op == "Add" || op == "Mul";
-        if (!left_ok || !IsFloat32(ct) || !passes::BroadcastsInto(ct->shape, yt->shape)) break;
+        if (!left_ok || !IsFloat32(ct)) break;
         ops.push_back(op);
         alphas.push_back(0);
         betas.push_back(0);

@@ -2,10 +2,12 @@
 // graph/passes/fuse_elementwise.cc; the oneDNN kernel runs it as one binary primitive with binary and eltwise
 // post-ops (one pass over memory instead of one per op).
 //
-// Attribute `ops` lists the steps: the first is Add, Sub, Mul or Div of inputs 0 and 1 (numpy broadcasting); each
-// later binary step (Add, Sub, Mul, Div) combines the running value (left) with the next input, which must broadcast
-// to the running value without changing its shape; an activation step (ops/defs/fused/activation.h) takes its
-// parameters from `alphas` / `betas` (one entry per step; defaults where absent). Float32 and float64.
+// Attribute `ops` lists the steps: the first is Add, Sub, Mul or Div of inputs 0 and 1; each later binary step (Add,
+// Sub, Mul, Div) combines the running value (left) with the next input; an activation step
+// (ops/defs/fused/activation.h) takes its parameters from `alphas` / `betas` (one entry per step; defaults where
+// absent). Every binary step broadcasts as numpy does, so the node computes exactly what the chain of ONNX ops
+// computes; since all steps are elementwise, the reference kernel evaluates each of them directly on the final
+// (broadcast) shape. Float32 and float64.
 #include "ops/defs/fused/fused_util.h"
 
 namespace strata::ops {
@@ -24,17 +26,13 @@ Status FusedElementwiseInfer(InferContext& ctx) {
   if (ctx.num_inputs() != steps.num_inputs)
     return ctx.Error("the steps read ", steps.num_inputs, " inputs, the node has ", ctx.num_inputs());
   STRATA_RETURN_IF_ERROR(CheckSameDtype(ctx));
-  auto out = BroadcastPartial(ctx.input_shape(0), ctx.input_shape(1));
-  if (!out.ok()) return ctx.Error(out.status().message());
-  for (int i = 2; i < ctx.num_inputs(); ++i) {
-    const PartialShape& c = ctx.input_shape(i);
-    if (c.IsFullyKnown() && out->IsFullyKnown()) {
-      auto b = BroadcastShapes(out->ToShape(), c.ToShape());
-      if (!b.ok() || *b != out->ToShape())
-        return ctx.Error("input ", i, " ", c.ToString(), " does not broadcast to ", out->ToString());
-    }
+  PartialShape out = ctx.input_shape(0);
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    auto b = BroadcastPartial(out, ctx.input_shape(i));
+    if (!b.ok()) return ctx.Error(b.status().message());
+    out = std::move(*b);
   }
-  ctx.SetOutput(0, ctx.input_dtype(0), std::move(*out));
+  ctx.SetOutput(0, ctx.input_dtype(0), std::move(out));
   return Status::OK();
 }
 
@@ -50,17 +48,21 @@ Status FusedElementwiseCompute(KernelContext& ctx) {
                               DTypeName(t));
   for (int i = 1; i < ctx.num_inputs(); ++i)
     if (ctx.input(i).dtype() != t) return ctx.Error("input ", i, " is ", DTypeName(ctx.input(i).dtype()));
-  auto shape = BroadcastShapes(a.shape(), b.shape());
-  if (!shape.ok()) return ctx.Error(shape.status().message());
-  STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, t, *shape));
+  Shape shape = a.shape();
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    auto b = BroadcastShapes(shape, ctx.input(i).shape());
+    if (!b.ok()) return ctx.Error(b.status().message());
+    shape = *b;
+  }
+  STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, t, shape));
   return DispatchFloat(t, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       T* py = y->data<T>();
       const T *pa = a.data<T>(), *pb = b.data<T>();
       const std::string_view op0 = steps.ops[0];
-      std::array<std::vector<int64_t>, 2> st{BroadcastStrides(a.shape(), *shape), BroadcastStrides(b.shape(), *shape)};
-      ForEachBroadcast<2>(*shape, st, [&](int64_t o, const std::array<int64_t, 2>& off) {
+      std::array<std::vector<int64_t>, 2> st{BroadcastStrides(a.shape(), shape), BroadcastStrides(b.shape(), shape)};
+      ForEachBroadcast<2>(shape, st, [&](int64_t o, const std::array<int64_t, 2>& off) {
         py[o] = Apply<T>(op0, pa[off[0]], pb[off[1]]);
       });
       int next = 2;
@@ -70,13 +72,10 @@ Status FusedElementwiseCompute(KernelContext& ctx) {
           continue;
         }
         const Tensor& c = ctx.input(next++);
-        auto bs = BroadcastShapes(*shape, c.shape());
-        if (!bs.ok() || *bs != *shape)
-          return ctx.Error("input ", next - 1, " ", c.shape().ToString(), " does not broadcast to ", shape->ToString());
         const T* pc = c.data<T>();
         const std::string_view op = steps.ops[i];
-        std::array<std::vector<int64_t>, 1> sc{BroadcastStrides(c.shape(), *shape)};
-        ForEachBroadcast<1>(*shape, sc, [&](int64_t o, const std::array<int64_t, 1>& off) {
+        std::array<std::vector<int64_t>, 1> sc{BroadcastStrides(c.shape(), shape)};
+        ForEachBroadcast<1>(shape, sc, [&](int64_t o, const std::array<int64_t, 1>& off) {
           py[o] = Apply<T>(op, py[o], pc[off[0]]);
         });
       }
