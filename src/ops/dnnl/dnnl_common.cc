@@ -242,27 +242,21 @@ void PrimitiveKernel::Finalize() {
   pool_.push_back(MakeSlot());  // the first run allocates nothing
 }
 
-PrimitiveKernel::Slot::~Slot() { std::free(arena); }
-
 std::unique_ptr<PrimitiveKernel::Slot> PrimitiveKernel::MakeSlot() const {
+  // Inputs, outputs, temporaries and scratchpads get their handles per run.
   auto slot = std::make_unique<Slot>();
-  if (arena_bytes_ > 0) {
-    slot->arena = std::aligned_alloc(kAlign, arena_bytes_);
-    if (slot->arena == nullptr) throw std::bad_alloc();
-  }
-  char* arena = static_cast<char*>(slot->arena);
   for (const Buffer& b : buffers_) {
-    switch (b.kind) {
-      case Kind::kConstant: slot->mems.push_back(b.constant); break;
-      case Kind::kTemp: slot->mems.emplace_back(b.md, CpuEngine(), arena + b.arena_offset); break;
-      default: slot->mems.emplace_back(b.md, CpuEngine(), static_cast<void*>(DNNL_MEMORY_NONE)); break;
+    if (b.kind == Kind::kConstant) {
+      slot->mems.push_back(b.constant);
+    } else {
+      slot->mems.emplace_back(b.md, CpuEngine(), static_cast<void*>(DNNL_MEMORY_NONE));
     }
   }
   for (const Step& s : steps_) {
     std::vector<dnnl_exec_arg_t> args;
     for (const auto& [arg, buf] : s.args) args.push_back({arg, slot->mems[buf].get()});
     if (s.scratchpad.get_size() > 0) {
-      slot->scratch.emplace_back(s.scratchpad, CpuEngine(), arena + temp_bytes_);
+      slot->scratch.emplace_back(s.scratchpad, CpuEngine(), static_cast<void*>(DNNL_MEMORY_NONE));
       args.push_back({DNNL_ARG_SCRATCHPAD, slot->scratch.back().get()});
     } else {
       slot->scratch.emplace_back();
@@ -292,6 +286,11 @@ Status PrimitiveKernel::Run(KernelContext& ctx) const {
     STRATA_ASSIGN_OR_RETURN(Tensor * t, ctx.Output(static_cast<int>(j), DType::kFloat32, output_shapes_[j]));
     outs[j] = t->raw_data();
   }
+  char* scratch = nullptr;
+  if (arena_bytes_ > 0) {
+    STRATA_ASSIGN_OR_RETURN(void* p, ctx.Scratch(arena_bytes_));
+    scratch = static_cast<char*>(p);
+  }
   dnnl_stream_t stream = ThreadStream();
   if (stream == nullptr) return InternalError(ctx.node().Describe(), ": could not create a oneDNN stream");
   ScopedThreads threads(serial_);
@@ -308,8 +307,7 @@ Status PrimitiveKernel::Run(KernelContext& ctx) const {
     try {
       slot = MakeSlot();
     } catch (const std::exception& e) {
-      return ResourceExhaustedError(ctx.node().Describe(), ": no memory for a oneDNN execution slot of ", arena_bytes_,
-                                    " bytes");
+      return ResourceExhaustedError(ctx.node().Describe(), ": no memory for a oneDNN execution slot");
     }
   }
   Status status;
@@ -319,11 +317,18 @@ Status PrimitiveKernel::Run(KernelContext& ctx) const {
       handle = const_cast<void*>(ctx.input(buffers_[b].index).raw_data());
     } else if (buffers_[b].kind == Kind::kOutput) {
       handle = outs[buffers_[b].index];
+    } else if (buffers_[b].kind == Kind::kTemp) {
+      handle = scratch + buffers_[b].arena_offset;
     } else {
       continue;
     }
     if (dnnl_memory_set_data_handle_v2(slot->mems[b].get(), handle, nullptr) != dnnl_success)
       status = InternalError(ctx.node().Describe(), ": oneDNN refused a data handle");
+  }
+  for (size_t i = 0; i < steps_.size() && status.ok(); ++i) {
+    if (!slot->scratch[i]) continue;
+    if (dnnl_memory_set_data_handle_v2(slot->scratch[i].get(), scratch + temp_bytes_, nullptr) != dnnl_success)
+      status = InternalError(ctx.node().Describe(), ": oneDNN refused a scratchpad handle");
   }
   for (size_t i = 0; i < steps_.size() && status.ok(); ++i) {
     const auto& args = slot->args[i];

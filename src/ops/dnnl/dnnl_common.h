@@ -5,10 +5,12 @@
 //
 // A PrimitiveKernel is a short program of oneDNN primitives (reorders and one compute primitive, usually) over
 // buffers: the node's inputs and outputs (bound per run), constants prepared once at plan time (weights reordered
-// into the layout the primitive prefers) and per-run temporaries. Scratchpads are in user mode: every concurrent run
-// borrows an execution slot (memory objects, argument arrays and one scratch arena) from the kernel's pool, so Run is
-// thread-safe and allocates nothing in the steady state. Primitives are executed through the C API with prebuilt
-// argument arrays (the C++ execute() builds an unordered_map per call).
+// into the layout the primitive prefers) and per-run temporaries. Temporaries and the primitives' scratchpads (user
+// mode) live in the run's scratch memory (KernelContext::Scratch: planned once in the plan's arena, shared by all
+// steps, counted against the memory limit). Every concurrent run borrows an execution slot (memory objects and
+// argument arrays) from the kernel's pool, so Run is thread-safe and allocates nothing in the steady state.
+// Primitives are executed through the C API with prebuilt argument arrays (the C++ execute() builds an
+// unordered_map per call).
 //
 // Threads: the CPU runtime is OpenMP, the same as strata's ParallelFor. A primitive uses the OpenMP thread count of
 // the thread that created it (the plan compiles on the calling thread, after SessionOptions::intra_op_threads has
@@ -122,6 +124,7 @@ class PrimitiveKernel final : public Kernel {
 
   Status Run(KernelContext& ctx) const override;
   std::string_view name() const override { return name_; }
+  size_t scratch_bytes() const override { return arena_bytes_; }
   // "brgconv:avx512_core,..." (the implementations oneDNN chose), for debugging.
   const std::string& impl_info() const { return impl_info_; }
   // Runs the primitives on the calling thread alone (set by BuildKernel for small work).
@@ -145,8 +148,6 @@ class PrimitiveKernel final : public Kernel {
     std::vector<dnnl::memory> mems;  // per buffer (constants share the kernel's memory)
     std::vector<std::vector<dnnl_exec_arg_t>> args;
     std::vector<dnnl::memory> scratch;  // per step, may be empty
-    void* arena = nullptr;
-    ~Slot();
   };
 
   std::unique_ptr<Slot> MakeSlot() const;

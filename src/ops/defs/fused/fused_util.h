@@ -17,6 +17,7 @@ class DelegateContext final : public KernelContext {
   StatusOr<Tensor*> Output(int i, DType dtype, const Shape& shape) override;
   void SetOutput(int i, Tensor t) override;
   Allocator* allocator() override { return outer_.allocator(); }
+  StatusOr<void*> Scratch(size_t bytes) override { return outer_.Scratch(bytes); }
   Status RunSubgraph(const graph::Graph& g, const std::vector<std::pair<std::string, Tensor>>& feeds,
                      std::vector<Tensor>* outputs) override {
     return outer_.RunSubgraph(g, feeds, outputs);
