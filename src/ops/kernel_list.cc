@@ -35,7 +35,8 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   // tensor
   add("", {"Concat"}, onednn::CreateConcat);
   add("", {"Transpose"}, onednn::CreateTranspose);
-  // strata-domain fused ops
+  // strata-domain fused and layout ops
+  add("strata", {"ChannelsLast"}, onednn::CreateChannelsLast);
   add("strata", {"FusedConv"}, onednn::CreateFusedConv);
   add("strata", {"FusedElementwise"}, onednn::CreateFusedElementwise);
   add("strata", {"FusedGemm"}, onednn::CreateFusedGemm);

@@ -41,13 +41,15 @@ static void RegisterActivationFamily(OpRegistry* r) {
   RegisterThresholdedRelu(r);
 }
 
-// ---- fused: strata-domain ops written by the fusion passes (defs/fused) ----
+// ---- fused: strata-domain ops written by the fusion and layout passes (defs/fused) ----
+void RegisterChannelsLast(OpRegistry* r);
 void RegisterFusedConv(OpRegistry* r);
 void RegisterFusedElementwise(OpRegistry* r);
 void RegisterFusedGemm(OpRegistry* r);
 void RegisterFusedMatMul(OpRegistry* r);
 
 static void RegisterFusedFamily(OpRegistry* r) {
+  RegisterChannelsLast(r);
   RegisterFusedConv(r);
   RegisterFusedElementwise(r);
   RegisterFusedGemm(r);

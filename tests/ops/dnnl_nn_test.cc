@@ -213,3 +213,52 @@ TEST(DnnlSoftmaxTest, AxesAndOpsets) {
 
 }  // namespace
 }  // namespace strata::testing
+
+namespace strata::testing {
+namespace {
+
+// strata.ChannelsLast: the wrapped op on [N, H, W, C] activations (the reference transposes around the wrapped op's
+// reference kernel; the oneDNN kernels read and write nhwc directly).
+OpCase ChannelsLastRow(std::string label, std::string op, std::vector<Tensor> inputs, AttributeMap attrs,
+                       std::vector<int> constant = {}, std::string op_domain = "") {
+  attrs["op"] = AString(std::move(op));
+  if (!op_domain.empty()) attrs["op_domain"] = AString(op_domain);
+  return {.label = std::move(label), .op_type = "ChannelsLast", .domain = "strata", .opset = 17,
+          .attrs = std::move(attrs), .inputs = std::move(inputs), .constant_inputs = std::move(constant),
+          .kernel = "dnnl"};
+}
+
+TEST(DnnlChannelsLastTest, ConvPoolsAndNorm) {
+  const Tensor x = RandomF({2, 9, 10, 8}, 90);  // NHWC: N=2, H=9, W=10, C=8
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  RunOpCase(ChannelsLastRow("conv 3x3", "Conv", {x, RandomF({16, 8, 3, 3}, 91, -0.5f, 0.5f), RandomF({16}, 92)}, pad1,
+                            {1, 2}));
+  RunOpCase(ChannelsLastRow("conv 1x1 stride 2", "Conv", {x, RandomF({4, 8, 1, 1}, 91)}, {{"strides", AInts({2, 2})}},
+                            {1}));
+  RunOpCase(ChannelsLastRow("depthwise", "Conv", {x, RandomF({8, 1, 3, 3}, 93)}, {{"group", AInt(8)}, {"pads", AInts({1, 1, 1, 1})}},
+                            {1}));
+  RunOpCase(ChannelsLastRow("first layer, 3 channels", "Conv",
+                            {RandomF({1, 16, 16, 3}, 94), RandomF({8, 3, 7, 7}, 95, -0.2f, 0.2f)},
+                            {{"strides", AInts({2, 2})}, {"pads", AInts({3, 3, 3, 3})}}, {1}));
+  AttributeMap fused = pad1;
+  fused["activation"] = AString("Relu");
+  fused["nhwc_inputs"] = AInts({0, 3});
+  RunOpCase(ChannelsLastRow("fused conv + residual + relu", "FusedConv",
+                            {x, RandomF({8, 8, 3, 3}, 96, -0.3f, 0.3f), RandomF({8}, 97), RandomF({2, 9, 10, 8}, 98)},
+                            fused, {1, 2}, "strata"));
+  RunOpCase(ChannelsLastRow("max pool 3x3 s2 ceil", "MaxPool", {x},
+                            {{"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})}, {"ceil_mode", AInt(1)}}));
+  RunOpCase(ChannelsLastRow("average pool pads", "AveragePool", {x},
+                            {{"kernel_shape", AInts({3, 3})}, {"pads", AInts({1, 1, 1, 1})}}));
+  RunOpCase(ChannelsLastRow("global average pool", "GlobalAveragePool", {x}, {}));
+  RunOpCase(ChannelsLastRow("global max pool", "GlobalMaxPool", {x}, {}));
+  RunOpCase(ChannelsLastRow("batch norm", "BatchNormalization",
+                            {x, RandomF({8}, 99), RandomF({8}, 100), RandomF({8}, 101), RandomF({8}, 102, 0.5f, 2)},
+                            {}, {1, 2, 3, 4}));
+  OpCase lrn = ChannelsLastRow("lrn has no channels-last kernel", "LRN", {x}, {{"size", AInt(3)}});
+  lrn.expect_decline = true;
+  RunOpCase(lrn);
+}
+
+}  // namespace
+}  // namespace strata::testing

@@ -19,6 +19,9 @@ Status FuseConvActivation(Graph* g);
 Status FuseMatMulActivation(Graph* g);
 // Add/Sub/Mul/Div followed by binary ops and activations -> strata.FusedElementwise.
 Status FuseElementwise(Graph* g);
+// Regions of convolutions and pools -> strata.ChannelsLast on [N, H, W, C] activations, Transposes at the edges
+// (only when strata.ChannelsLast has a fast kernel).
+Status ConvertToChannelsLast(Graph* g);
 
 // The default pipeline used by Session when SessionOptions::optimize is set: constant folding and dead code
 // elimination, then (with fast kernels on) the fusion passes.

@@ -16,6 +16,7 @@ namespace {
 
 struct ConvSpec {
   bool transpose = false;
+  bool nhwc = false;  // strata.ChannelsLast: X, Z and Y are [N, H, W, C]
   int residual_input = -1;  // FusedConv's Z
   Activation act;
 };
@@ -57,9 +58,12 @@ Md WeightsMd(const Shape& w, int64_t group, bool transpose, int64_t in_channels)
 
 Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spec) {
   const Node& node = init.node;
-  const Shape& x = k.input_shape(0);
   const Shape& w = k.input_shape(1);
-  STRATA_ASSIGN_OR_RETURN(Shape y, KnownShape(init.outputs[0], "output"));
+  STRATA_ASSIGN_OR_RETURN(Shape y_tensor, KnownShape(init.outputs[0], "output"));
+  if (spec.nhwc && (k.input_shape(0).rank() != 4 || y_tensor.rank() != 4)) return Decline("channels-last needs 4-D");
+  // oneDNN sees NCHW dims; the tensors' memory is plain NCHW, or NHWC for channels-last nodes.
+  const Shape x = spec.nhwc ? NhwcToNchw(k.input_shape(0)) : k.input_shape(0);
+  const Shape y = spec.nhwc ? NhwcToNchw(y_tensor) : y_tensor;
   if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank()) return Decline("X and W must have rank 3 to 5");
   const int64_t group = node.GetInt("group", 1);
   if (group < 1 || x[1] % group != 0) return Decline("bad group ", group);
@@ -73,7 +77,7 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
   const Md w_user = WeightsMd(w, group, spec.transpose, x[1]);
   const bool has_bias = node.has_input(2);
   const bool has_z = spec.residual_input >= 0 && node.has_input(spec.residual_input);
-  if (has_z && k.input_shape(spec.residual_input) != y) return Decline("Z does not have the output's shape");
+  if (has_z && k.input_shape(spec.residual_input) != y_tensor) return Decline("Z does not have the output's shape");
 
   dnnl::post_ops po;
   if (has_z) po.append_sum(1.0f);
@@ -83,32 +87,46 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
     // A NaN reaching the activation (from a NaN or infinity in any input) must come out as the reference's.
     if (e.drops_nan) STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0, 1, 2, 3}, /*nonfinite=*/true));
   }
-  const Md src_any = AnyMd(ToDims(x)), dst_any = AnyMd(ToDims(y));
+  const Md src_user = ActivationMd(x, spec.nhwc), dst_user = ActivationMd(y, spec.nhwc);
   const Md w_want = k.constant_input(1) != nullptr ? AnyMd(w_user.dims()) : w_user;
   const Md bias_md = has_bias ? PlainMd(k.input_shape(2)) : Md();
   const auto prop = dnnl::prop_kind::forward_inference;
   dnnl::primitive prim;
   dnnl::primitive_desc pd;
-  if (!spec.transpose) {
-    dnnl::convolution_forward::desc d(prop, Alg::convolution_direct, src_any, w_want, bias_md, dst_any, win.strides,
-                                      win.dilations, win.pad_l, win.pad_r);
-    dnnl::convolution_forward::primitive_desc cpd(d, Attr(po), CpuEngine());
-    prim = dnnl::convolution_forward(cpd);
-    pd = cpd;
-  } else {
-    dnnl::deconvolution_forward::desc d(prop, Alg::deconvolution_direct, src_any, w_want, bias_md, dst_any,
-                                        win.strides, win.dilations, win.pad_l, win.pad_r);
-    dnnl::deconvolution_forward::primitive_desc dpd(d, Attr(po), CpuEngine());
-    prim = dnnl::deconvolution_forward(dpd);
-    pd = dpd;
+  auto make = [&](const Md& src, const Md& dst) {
+    if (!spec.transpose) {
+      dnnl::convolution_forward::desc d(prop, Alg::convolution_direct, src, w_want, bias_md, dst, win.strides,
+                                        win.dilations, win.pad_l, win.pad_r);
+      dnnl::convolution_forward::primitive_desc cpd(d, Attr(po), CpuEngine());
+      prim = dnnl::convolution_forward(cpd);
+      pd = cpd;
+    } else {
+      dnnl::deconvolution_forward::desc d(prop, Alg::deconvolution_direct, src, w_want, bias_md, dst, win.strides,
+                                          win.dilations, win.pad_l, win.pad_r);
+      dnnl::deconvolution_forward::primitive_desc dpd(d, Attr(po), CpuEngine());
+      prim = dnnl::deconvolution_forward(dpd);
+      pd = dpd;
+    }
+  };
+  // Channels-last activations go straight in when an optimised implementation takes them; otherwise (and for NCHW,
+  // which oneDNN only runs through im2col) the layouts are left to oneDNN and reordered in and out.
+  bool direct = false;
+  if (spec.nhwc) {
+    try {
+      make(src_user, dst_user);
+      direct = !IsRefImpl(pd);
+    } catch (const dnnl::error&) {
+      direct = false;
+    }
   }
+  if (!direct) make(AnyMd(ToDims(x)), AnyMd(ToDims(y)));
   if (IsRefImpl(pd)) return Decline("oneDNN offers only its reference implementation (", pd.impl_info_str(), ")");
   std::vector<std::pair<int, int>> args;
-  args.emplace_back(DNNL_ARG_SRC, k.Input(0, pd.src_desc(0)));
+  args.emplace_back(DNNL_ARG_SRC, k.Input(0, pd.src_desc(0), &src_user));
   args.emplace_back(DNNL_ARG_WEIGHTS, k.Input(1, pd.weights_desc(0), &w_user));
   if (has_bias) args.emplace_back(DNNL_ARG_BIAS, k.Input(2, pd.weights_desc(1)));
-  const int dst = k.Output(0, y, pd.dst_desc(0));
-  if (has_z) k.CopyInputTo(spec.residual_input, dst);
+  const int dst = k.Output(0, y_tensor, pd.dst_desc(0), &dst_user);
+  if (has_z) k.CopyInputTo(spec.residual_input, dst, &dst_user);
   args.emplace_back(DNNL_ARG_DST, dst);
   k.Add(prim, pd, std::move(args));
   return Status::OK();
@@ -118,7 +136,7 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
 // swap.
 int64_t ConvFlops(const KernelInit& init, bool transpose) {
   const Shape x = init.inputs[0].shape.ToShape(), w = init.inputs[1].shape.ToShape(),
-              y = init.outputs[0].shape.ToShape();
+              y = init.outputs[0].shape.ToShape();  // element counts do not depend on the layout
   const Shape& big = transpose ? x : y;
   return 2 * big.NumElements() * w.Product(1, w.rank());
 }
@@ -142,6 +160,18 @@ StatusOr<std::unique_ptr<Kernel>> CreateFusedConv(const KernelInit& init) {
   if (!act.ok()) return Decline(act.status().message());
   ConvSpec spec{.transpose = init.node.GetInt("transpose", 0) != 0, .residual_input = 3, .act = *act};
   return Create(init, spec, "FusedConv");
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConv(const KernelInit& init, bool fused) {
+  ConvSpec spec{.nhwc = true};
+  if (fused) {
+    auto act = ReadFusedActivation(init.node);
+    if (!act.ok()) return Decline(act.status().message());
+    if (init.node.GetInt("transpose", 0) != 0) return Decline("channels-last ConvTranspose");
+    spec.residual_input = 3;
+    spec.act = *act;
+  }
+  return Create(init, spec, "ChannelsLast Conv");
 }
 
 }  // namespace strata::ops::onednn

@@ -69,6 +69,12 @@ Md PlainMd(const Shape& s) { return PlainMd(ToDims(s)); }
 
 Md AnyMd(const Dims& d) { return Md(d, dnnl::memory::data_type::f32, Tag::any); }
 
+Shape NhwcToNchw(const Shape& s) { return s.rank() == 4 ? Shape{s[0], s[3], s[1], s[2]} : s; }
+
+Md ActivationMd(const Shape& nchw, bool nhwc) {
+  return nhwc ? Md(ToDims(nchw), dnnl::memory::data_type::f32, Tag::nhwc) : PlainMd(nchw);
+}
+
 StatusOr<Shape> KnownShape(const ValueType& vt, std::string_view what) {
   if (!vt.shape.IsFullyKnown()) return Decline(what, " has shape ", vt.shape.ToString(), " (not known at plan time)");
   return vt.shape.ToShape();

@@ -72,6 +72,10 @@ Md PlainMd(const Shape& s);
 Md PlainMd(const Dims& d);
 // float32 with the layout left to the primitive.
 Md AnyMd(const Dims& d);
+// Activations of strata.ChannelsLast nodes: a 4-D [N, H, W, C] tensor seen as oneDNN's NCHW dims in nhwc layout.
+Shape NhwcToNchw(const Shape& nhwc);
+// The memory of an activation with NCHW shape `nchw`: plain, or nhwc when `nhwc` (the tensor is then [N, H, W, C]).
+Md ActivationMd(const Shape& nchw, bool nhwc);
 // The concrete shape of a value at plan time, or Unimplemented.
 StatusOr<Shape> KnownShape(const ValueType& vt, std::string_view what);
 // Declines unless every present input and output (except the inputs listed in `skip`: axes, exponents) is float32
@@ -228,5 +232,11 @@ struct EltwiseSpec {
 StatusOr<EltwiseSpec> EltwiseFor(std::string_view op, float alpha, float beta);
 // Appends the activation to post-ops.
 void AppendEltwise(dnnl::post_ops* po, const EltwiseSpec& e);
+
+// ---- kernels strata.ChannelsLast reuses (channels_last.cc) ----
+
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConv(const KernelInit& init, bool fused);
+StatusOr<std::unique_ptr<Kernel>> CreatePoolFor(const KernelInit& init, std::string_view op, bool nhwc);
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormFor(const KernelInit& init, bool nhwc);
 
 }  // namespace strata::ops::onednn

@@ -28,6 +28,19 @@ void DelegateContext::SetOutput(int i, Tensor t) {
   produced_[i] = *out;
 }
 
+WrappedContext::WrappedContext(KernelContext& outer, const Node& node, std::vector<const Tensor*> inputs)
+    : outer_(outer), ins_(std::move(inputs)), outputs_(node.outputs.size()) {
+  node_ = &node;
+  inputs_ = ins_.data();
+  num_inputs_ = static_cast<int>(ins_.size());
+  num_outputs_ = static_cast<int>(node.outputs.size());
+}
+
+StatusOr<Tensor*> WrappedContext::Output(int i, DType dtype, const Shape& shape) {
+  STRATA_ASSIGN_OR_RETURN(outputs_[i], Tensor::Create(dtype, shape, outer_.allocator()));
+  return &outputs_[i];
+}
+
 StatusOr<const OpSchema*> BaseSchema(std::string_view op) {
   const OpSchema* s = OpRegistry::Global().Find("", op);
   if (s == nullptr) return UnimplementedError("the fused op needs ONNX ", op, ", which is not registered");

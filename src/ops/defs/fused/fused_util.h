@@ -32,6 +32,27 @@ class DelegateContext final : public KernelContext {
   std::vector<Tensor> views_;  // outputs set with SetOutput are copied so that they can be finished in place
 };
 
+// Runs another op's kernel as if it were node `node` with the given inputs; its outputs are fresh tensors (from the
+// outer context's allocator) kept here.
+class WrappedContext final : public KernelContext {
+ public:
+  WrappedContext(KernelContext& outer, const Node& node, std::vector<const Tensor*> inputs);
+  StatusOr<Tensor*> Output(int i, DType dtype, const Shape& shape) override;
+  void SetOutput(int i, Tensor t) override { outputs_[i] = std::move(t); }
+  Allocator* allocator() override { return outer_.allocator(); }
+  StatusOr<void*> Scratch(size_t bytes) override { return outer_.Scratch(bytes); }
+  Status RunSubgraph(const graph::Graph& g, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                     std::vector<Tensor>* outputs) override {
+    return outer_.RunSubgraph(g, feeds, outputs);
+  }
+  const Tensor& output(int i) const { return outputs_[i]; }
+
+ private:
+  KernelContext& outer_;
+  std::vector<const Tensor*> ins_;
+  std::vector<Tensor> outputs_;
+};
+
 // The schema of an ONNX op the fused op builds on (Unimplemented when that op is not registered).
 StatusOr<const OpSchema*> BaseSchema(std::string_view op);
 
