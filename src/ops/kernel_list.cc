@@ -30,7 +30,8 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("", {"LRN"}, onednn::CreateLrn);
   add("", {"LogSoftmax", "Softmax"}, onednn::CreateSoftmax);
   // reduce
-  add("", {"ReduceL1", "ReduceL2", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"},
+  add("",
+      {"ReduceL1", "ReduceL2", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"},
       onednn::CreateReduce);
   // tensor
   add("", {"Concat"}, onednn::CreateConcat);

@@ -51,24 +51,32 @@ TEST(FuseConvBatchNormTest, DoesNotFireWhenItWouldChangeSemantics) {
   }
   {  // Non-constant BN parameters.
     GraphBuilder b;
-    b.Input("x", {1, 3, 4, 4}).Input("scale", {3})
-        .Constant("w", RandomF({3, 3, 1, 1}, 1)).Constant("shift", RandomF({3}, 3)).Constant("mean", RandomF({3}, 4))
+    b.Input("x", {1, 3, 4, 4})
+        .Input("scale", {3})
+        .Constant("w", RandomF({3, 3, 1, 1}, 1))
+        .Constant("shift", RandomF({3}, 3))
+        .Constant("mean", RandomF({3}, 4))
         .Constant("var", RandomF({3}, 5, 0.2f, 2.0f))
         .Node("Conv", {"x", "w"}, {"c"})
         .Node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"}, {}, 15)
         .Output("y");
-    EXPECT_EQ(OpCounts(CheckPass(b.model(), {{"x", RandomF({1, 3, 4, 4}, 8)}, {"scale", RandomF({3}, 9)}}, FuseConvBatchNorm)),
+    EXPECT_EQ(OpCounts(CheckPass(b.model(), {{"x", RandomF({1, 3, 4, 4}, 8)}, {"scale", RandomF({3}, 9)}},
+                                 FuseConvBatchNorm)),
               (std::map<std::string, int>{{"BatchNormalization", 1}, {"Conv", 1}}));
   }
   {  // Non-constant conv weights.
     GraphBuilder b;
-    b.Input("x", {1, 3, 4, 4}).Input("w", {3, 3, 1, 1})
-        .Constant("scale", RandomF({3}, 2)).Constant("shift", RandomF({3}, 3)).Constant("mean", RandomF({3}, 4))
+    b.Input("x", {1, 3, 4, 4})
+        .Input("w", {3, 3, 1, 1})
+        .Constant("scale", RandomF({3}, 2))
+        .Constant("shift", RandomF({3}, 3))
+        .Constant("mean", RandomF({3}, 4))
         .Constant("var", RandomF({3}, 5, 0.2f, 2.0f))
         .Node("Conv", {"x", "w"}, {"c"})
         .Node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"}, {}, 15)
         .Output("y");
-    EXPECT_EQ(OpCounts(CheckPass(b.model(), {{"x", RandomF({1, 3, 4, 4}, 8)}, {"w", RandomF({3, 3, 1, 1}, 9)}}, FuseConvBatchNorm)),
+    EXPECT_EQ(OpCounts(CheckPass(b.model(), {{"x", RandomF({1, 3, 4, 4}, 8)}, {"w", RandomF({3, 3, 1, 1}, 9)}},
+                                 FuseConvBatchNorm)),
               (std::map<std::string, int>{{"BatchNormalization", 1}, {"Conv", 1}}));
   }
 }

@@ -41,35 +41,48 @@ TEST(FuseElementwiseTest, AddThenSqrtAndLeakyRelu) {
 // Shapes that grow along the chain, and unknown shapes: the fused op broadcasts every step as the ONNX ops do.
 TEST(FuseElementwiseTest, GrowingAndUnknownShapes) {
   GraphBuilder b;
-  b.Input("x", {Dim::Symbol("n"), 1}).Input("s", {1, 4}).Input("c", {Dim::Symbol("m"), 1, 1})
+  b.Input("x", {Dim::Symbol("n"), 1})
+      .Input("s", {1, 4})
+      .Input("c", {Dim::Symbol("m"), 1, 1})
       .Node("Add", {"x", "s"}, {"d"})  // both operands broadcast
       .Node("Mul", {"d", "c"}, {"e"})  // the running value grows
       .Node("Sigmoid", {"e"}, {"y"})
       .Output("y");
-  graph::Graph g = CheckPass(b.model(), {{"x", RandomF({3, 1}, 1)}, {"s", RandomF({1, 4}, 2)}, {"c", RandomF({2, 1, 1}, 3)}},
-                             FuseElementwise);
+  graph::Graph g = CheckPass(
+      b.model(), {{"x", RandomF({3, 1}, 1)}, {"s", RandomF({1, 4}, 2)}, {"c", RandomF({2, 1, 1}, 3)}}, FuseElementwise);
   EXPECT_EQ(OpCounts(g), (std::map<std::string, int>{{"strata.FusedElementwise", 1}}));
 }
 
 TEST(FuseElementwiseTest, DoesNotFireWhenItWouldChangeSemantics) {
   {  // The running value on the right of a Sub.
     GraphBuilder b;
-    b.Input("x", {2, 5, 8}).Input("s", {2, 5, 1}).Constant("c", RandomF({8}, 5))
-        .Node("Div", {"x", "s"}, {"d"}).Node("Sub", {"c", "d"}, {"y"}).Output("y");
+    b.Input("x", {2, 5, 8})
+        .Input("s", {2, 5, 1})
+        .Constant("c", RandomF({8}, 5))
+        .Node("Div", {"x", "s"}, {"d"})
+        .Node("Sub", {"c", "d"}, {"y"})
+        .Output("y");
     EXPECT_EQ(OpCounts(CheckPass(b.model(), kFeeds, FuseElementwise)),
               (std::map<std::string, int>{{"Div", 1}, {"Sub", 1}}));
   }
   {  // The intermediate is a graph output.
     GraphBuilder b;
-    b.Input("x", {2, 5, 8}).Input("s", {2, 5, 1})
-        .Node("Div", {"x", "s"}, {"d"}).Node("Relu", {"d"}, {"y"}).Output("y").Output("d");
+    b.Input("x", {2, 5, 8})
+        .Input("s", {2, 5, 1})
+        .Node("Div", {"x", "s"}, {"d"})
+        .Node("Relu", {"d"}, {"y"})
+        .Output("y")
+        .Output("d");
     EXPECT_EQ(OpCounts(CheckPass(b.model(), kFeeds, FuseElementwise)),
               (std::map<std::string, int>{{"Div", 1}, {"Relu", 1}}));
   }
   {  // float64.
     GraphBuilder b;
-    b.Input("x", {3}, DType::kFloat64).Input("s", {3}, DType::kFloat64)
-        .Node("Add", {"x", "s"}, {"d"}).Node("Relu", {"d"}, {"y"}).Output("y");
+    b.Input("x", {3}, DType::kFloat64)
+        .Input("s", {3}, DType::kFloat64)
+        .Node("Add", {"x", "s"}, {"d"})
+        .Node("Relu", {"d"}, {"y"})
+        .Output("y");
     EXPECT_EQ(OpCounts(CheckPass(b.model(), {{"x", D({1, -2, 3}, {3})}, {"s", D({-4, 1, 0}, {3})}}, FuseElementwise)),
               (std::map<std::string, int>{{"Add", 1}, {"Relu", 1}}));
   }

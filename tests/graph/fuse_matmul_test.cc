@@ -83,8 +83,12 @@ TEST(FuseMatMulTest, DoesNotFireWhenItWouldChangeSemantics) {
   }
   {  // Clip with a runtime bound.
     GraphBuilder b;
-    b.Input("a", {4, 8}).Input("hi", {}).Constant("w", RandomF({8, 6}, 1))
-        .Node("MatMul", {"a", "w"}, {"mm"}).Node("Clip", {"mm", "", "hi"}, {"y"}).Output("y");
+    b.Input("a", {4, 8})
+        .Input("hi", {})
+        .Constant("w", RandomF({8, 6}, 1))
+        .Node("MatMul", {"a", "w"}, {"mm"})
+        .Node("Clip", {"mm", "", "hi"}, {"y"})
+        .Output("y");
     EXPECT_EQ(OpCounts(CheckPass(b.model(), {{"a", RandomF({4, 8}, 3)}, {"hi", F({0.1f}, {})}}, FuseMatMulActivation)),
               (std::map<std::string, int>{{"Clip", 1}, {"MatMul", 1}}));
   }

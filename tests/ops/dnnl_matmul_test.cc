@@ -8,8 +8,11 @@ namespace strata::testing {
 namespace {
 
 OpCase MatMulRow(std::string label, std::vector<int64_t> a, std::vector<int64_t> b, std::vector<int> constant = {}) {
-  return {.label = std::move(label), .op_type = "MatMul", .inputs = {RandomF(a, 11), RandomF(b, 12)},
-          .constant_inputs = std::move(constant), .kernel = "dnnl"};
+  return {.label = std::move(label),
+          .op_type = "MatMul",
+          .inputs = {RandomF(a, 11), RandomF(b, 12)},
+          .constant_inputs = std::move(constant),
+          .kernel = "dnnl"};
 }
 
 TEST(DnnlMatMulTest, ShapesBroadcastAndConstantWeights) {
@@ -27,18 +30,32 @@ TEST(DnnlMatMulTest, ShapesBroadcastAndConstantWeights) {
 }
 
 TEST(DnnlMatMulTest, Declines) {
-  RunOpCase({.label = "float64", .op_type = "MatMul", .inputs = {D({1, 2}, {1, 2}), D({3, 4}, {2, 1})},
-             .kernel = "dnnl", .expect_decline = true});
-  RunOpCase({.label = "int64", .op_type = "MatMul", .inputs = {I64({1, 2}, {1, 2}), I64({3, 4}, {2, 1})},
-             .kernel = "dnnl", .expect_decline = true});
-  RunOpCase({.label = "zero-size", .op_type = "MatMul", .inputs = {F({}, {0, 2}), RandomF({2, 3}, 1)},
-             .kernel = "dnnl", .expect_decline = true});
+  RunOpCase({.label = "float64",
+             .op_type = "MatMul",
+             .inputs = {D({1, 2}, {1, 2}), D({3, 4}, {2, 1})},
+             .kernel = "dnnl",
+             .expect_decline = true});
+  RunOpCase({.label = "int64",
+             .op_type = "MatMul",
+             .inputs = {I64({1, 2}, {1, 2}), I64({3, 4}, {2, 1})},
+             .kernel = "dnnl",
+             .expect_decline = true});
+  RunOpCase({.label = "zero-size",
+             .op_type = "MatMul",
+             .inputs = {F({}, {0, 2}), RandomF({2, 3}, 1)},
+             .kernel = "dnnl",
+             .expect_decline = true});
 }
 
 OpCase FusedMatMulRow(std::string label, std::vector<int64_t> a, std::vector<int64_t> b, std::vector<int64_t> c,
                       std::string act = "", graph::AttributeMap extra = {}) {
-  OpCase row{.label = std::move(label), .op_type = "FusedMatMul", .domain = "strata", .opset = 1,
-             .inputs = {RandomF(a, 21), RandomF(b, 22, -0.5f, 0.5f)}, .constant_inputs = {1}, .kernel = "dnnl"};
+  OpCase row{.label = std::move(label),
+             .op_type = "FusedMatMul",
+             .domain = "strata",
+             .opset = 1,
+             .inputs = {RandomF(a, 21), RandomF(b, 22, -0.5f, 0.5f)},
+             .constant_inputs = {1},
+             .kernel = "dnnl"};
   if (!c.empty() || !act.empty()) row.inputs.push_back(c.empty() ? Tensor() : RandomF(c, 23));
   if (!act.empty()) row.attrs["activation"] = AString(act);
   for (auto& [k, v] : extra) row.attrs[k] = v;
@@ -79,7 +96,8 @@ TEST(DnnlMatMulTest, ConcurrentRunsOfOnePlan) {
   g.inputs.push_back({"x", DType::kFloat32, PartialShape::Of(Shape{16, 64})});
   g.initializers["w"] = RandomF({64, 48}, 5);
   g.initializers["b"] = RandomF({48}, 6);
-  g.nodes.push_back(graph::Node{.name = "mm", .op_type = "MatMul", .inputs = {"x", "w"}, .outputs = {"p"}, .opset = 17});
+  g.nodes.push_back(
+      graph::Node{.name = "mm", .op_type = "MatMul", .inputs = {"x", "w"}, .outputs = {"p"}, .opset = 17});
   g.nodes.push_back(graph::Node{.name = "add", .op_type = "Add", .inputs = {"p", "b"}, .outputs = {"q"}, .opset = 17});
   g.nodes.push_back(graph::Node{.name = "relu", .op_type = "Relu", .inputs = {"q"}, .outputs = {"y"}, .opset = 17});
   g.outputs.push_back({"y", DType::kFloat32, PartialShape::Unknown()});

@@ -20,8 +20,8 @@ namespace {
 enum class Role { kNone, kAnchor, kElementwise, kConcat };
 
 constexpr std::string_view kElementwiseOps[] = {
-    "Relu", "LeakyRelu", "Elu", "Selu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Softplus", "Clip", "Abs", "Neg",
-    "Sqrt", "Exp", "Log", "Add", "Sub", "Mul", "Div", "Max", "Min"};
+    "Relu", "LeakyRelu", "Elu", "Selu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Softplus", "Clip", "Abs",
+    "Neg",  "Sqrt",      "Exp", "Log",  "Add",     "Sub",  "Mul",         "Div",       "Max",      "Min"};
 
 bool Is4DFloat(const InferredGraph& types, const std::string& v) {
   const ops::ValueType* t = passes::TypeOf(types, v);
@@ -90,7 +90,8 @@ Status ConvertToChannelsLast(Graph* g) {
       role[i] = Role::kAnchor;
       any_conv |= is_conv;
     } else if (node.domain.empty() && OnlyOutput0(node) && Is4DFloat(types, node.outputs[0])) {
-      const bool concat = node.op_type == "Concat" && (node.GetInt("axis", -100) == 1 || node.GetInt("axis", -100) == -3);
+      const bool concat =
+          node.op_type == "Concat" && (node.GetInt("axis", -100) == 1 || node.GetInt("axis", -100) == -3);
       const bool elementwise =
           std::find(std::begin(kElementwiseOps), std::end(kElementwiseOps), node.op_type) != std::end(kElementwiseOps);
       if (!concat && !elementwise) continue;

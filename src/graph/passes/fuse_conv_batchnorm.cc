@@ -65,12 +65,15 @@ bool TryFold(Graph* g, Node& conv, const Node& bn) {
   Tensor w2 = t == DType::kFloat32 ? Folded<float>(*w, a) : Folded<double>(*w, a);
   Tensor b2 = Tensor::Empty(t, Shape{m});
   for (int64_t o = 0; o < m; ++o) {
-    if (t == DType::kFloat32) b2.data<float>()[o] = static_cast<float>(bias[o]);
-    else b2.data<double>()[o] = bias[o];
+    if (t == DType::kFloat32)
+      b2.data<float>()[o] = static_cast<float>(bias[o]);
+    else
+      b2.data<double>()[o] = bias[o];
   }
   const std::string wn = passes::FreshName(*g, conv.inputs[1] + "_bn_folded");
   g->initializers[wn] = std::move(w2);
-  const std::string bname = passes::FreshName(*g, (conv.has_input(2) ? conv.inputs[2] : conv.name + "_bias") + "_bn_folded");
+  const std::string bname =
+      passes::FreshName(*g, (conv.has_input(2) ? conv.inputs[2] : conv.name + "_bias") + "_bn_folded");
   g->initializers[bname] = std::move(b2);
   conv.inputs.resize(3);
   conv.inputs[1] = wn;

@@ -15,8 +15,8 @@ struct BinaryOp {
   bool commutative;
 };
 constexpr BinaryOp kBinaryOps[] = {
-    {"Add", Alg::binary_add, true}, {"Sub", Alg::binary_sub, false}, {"Mul", Alg::binary_mul, true},
-    {"Div", Alg::binary_div, false}, {"Min", Alg::binary_min, true}, {"Max", Alg::binary_max, true},
+    {"Add", Alg::binary_add, true},  {"Sub", Alg::binary_sub, false}, {"Mul", Alg::binary_mul, true},
+    {"Div", Alg::binary_div, false}, {"Min", Alg::binary_min, true},  {"Max", Alg::binary_max, true},
 };
 
 // `s` padded on the left with 1s to `rank` dims.
@@ -94,7 +94,8 @@ Status BuildFusedElementwise(PrimitiveKernel& k, const ElementwiseSteps& steps, 
   for (size_t i = 1; i < steps.ops.size(); ++i) {
     if (steps.acts[i].op.empty()) {
       const Md md = PlainMd(Padded(k.input_shape(next), rank));
-      dnnl::binary::primitive_desc p(dnnl::binary::desc(FindBinary(steps.ops[i])->alg, dst, md, dst), Attr(), CpuEngine());
+      dnnl::binary::primitive_desc p(dnnl::binary::desc(FindBinary(steps.ops[i])->alg, dst, md, dst), Attr(),
+                                     CpuEngine());
       const int c = k.Input(next++, md, &md);
       k.Add(dnnl::binary(p), p, {{DNNL_ARG_SRC_0, out}, {DNNL_ARG_SRC_1, c}, {DNNL_ARG_DST, out}});
       continue;
@@ -147,7 +148,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateBinary(const KernelInit& init) {
     dnnl::binary::primitive_desc pd(dnnl::binary::desc(op->alg, md0, md1, dst), Attr(), CpuEngine());
     const int s0 = k.Input(first, md0, &md0);
     const int s1 = k.Input(second, md1, &md1);
-    k.Add(dnnl::binary(pd), pd, {{DNNL_ARG_SRC_0, s0}, {DNNL_ARG_SRC_1, s1}, {DNNL_ARG_DST, k.Output(0, y, dst, &dst)}});
+    k.Add(dnnl::binary(pd), pd,
+          {{DNNL_ARG_SRC_0, s0}, {DNNL_ARG_SRC_1, s1}, {DNNL_ARG_DST, k.Output(0, y, dst, &dst)}});
     return Status::OK();
   });
 }

@@ -16,7 +16,7 @@ namespace {
 
 struct ConvSpec {
   bool transpose = false;
-  bool nhwc = false;  // strata.ChannelsLast: X, Z and Y are [N, H, W, C]
+  bool nhwc = false;        // strata.ChannelsLast: X, Z and Y are [N, H, W, C]
   int residual_input = -1;  // FusedConv's Z
   Activation act;
 };
@@ -143,8 +143,8 @@ int64_t ConvFlops(const KernelInit& init, bool transpose) {
 
 StatusOr<std::unique_ptr<Kernel>> Create(const KernelInit& init, const ConvSpec& spec, std::string_view what) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
-  return BuildKernel(init, what, [&](PrimitiveKernel& k) { return BuildConv(k, init, spec); },
-                     ConvFlops(init, spec.transpose));
+  return BuildKernel(
+      init, what, [&](PrimitiveKernel& k) { return BuildConv(k, init, spec); }, ConvFlops(init, spec.transpose));
 }
 
 }  // namespace

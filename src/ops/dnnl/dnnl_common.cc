@@ -47,7 +47,8 @@ const dnnl::engine& CpuEngine() {
 }
 
 Status FromDnnlError(const dnnl::error& e, std::string_view what) {
-  if (e.status == dnnl_out_of_memory) return ResourceExhaustedError(what, ": oneDNN ran out of memory (", e.what(), ")");
+  if (e.status == dnnl_out_of_memory)
+    return ResourceExhaustedError(what, ": oneDNN ran out of memory (", e.what(), ")");
   const char* kind = e.status == dnnl_unimplemented ? "has no implementation" : "rejected the descriptor";
   return Decline("oneDNN ", kind, " for ", what, " (", e.what(), ")");
 }
@@ -341,7 +342,8 @@ Status PrimitiveKernel::Run(KernelContext& ctx) const {
     const dnnl_status_t s =
         dnnl_primitive_execute(steps_[i].prim.get(), stream, static_cast<int>(args.size()), args.data());
     if (s != dnnl_success)
-      status = InternalError(ctx.node().Describe(), ": oneDNN primitive ", i, " failed with status ", static_cast<int>(s));
+      status =
+          InternalError(ctx.node().Describe(), ": oneDNN primitive ", i, " failed with status ", static_cast<int>(s));
   }
   if (status.ok() && dnnl_stream_wait(stream) != dnnl_success)
     status = InternalError(ctx.node().Describe(), ": oneDNN stream wait failed");

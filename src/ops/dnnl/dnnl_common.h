@@ -17,10 +17,9 @@
 // been applied).
 #pragma once
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <memory>
 #include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <span>
 #include <string>
 #include <vector>
@@ -105,7 +104,9 @@ class PrimitiveKernel final : public Kernel {
   int Constant(const Md& user, const void* data, const Md& want);
   int Constant(dnnl::memory mem);
   // The value of node input i when it is a constant (known at plan time), else null.
-  const Tensor* constant_input(int i) const { return i < static_cast<int>(input_values_.size()) ? input_values_[i] : nullptr; }
+  const Tensor* constant_input(int i) const {
+    return i < static_cast<int>(input_values_.size()) ? input_values_[i] : nullptr;
+  }
   const Shape& input_shape(int i) const { return input_shapes_[i]; }
   // Node output j, produced by the next primitive in layout `produced`; when that is not the plain layout of `shape`
   // the primitive writes a temporary that is reordered into the output after it.

@@ -155,7 +155,7 @@ Status BuildGemm(PrimitiveKernel& k, const KernelInit& init, const Activation& a
     bias = PlainMd(cd);
   }
   STRATA_ASSIGN_OR_RETURN(MatMulPd mm, MakeMatMul(k, src, w, b_const != nullptr, has_c ? &bias : nullptr, dst, act,
-                                                 static_cast<int>(init.inputs.size())));
+                                                  static_cast<int>(init.inputs.size())));
   std::vector<std::pair<int, int>> args;
   args.emplace_back(DNNL_ARG_SRC, k.Input(0, mm.pd.src_desc(), &src));
   if (alpha != 1.0f) {
@@ -197,28 +197,29 @@ StatusOr<Activation> FusedActivation(const Node& node) {
 
 StatusOr<std::unique_ptr<Kernel>> CreateMatMul(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
-  return BuildKernel(init, "MatMul", [&](PrimitiveKernel& k) { return BuildMatMul(k, init, -1, Activation{}); },
-                     MatMulFlops(init, false));
+  return BuildKernel(
+      init, "MatMul", [&](PrimitiveKernel& k) { return BuildMatMul(k, init, -1, Activation{}); },
+      MatMulFlops(init, false));
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateFusedMatMul(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
   STRATA_ASSIGN_OR_RETURN(Activation act, FusedActivation(init.node));
-  return BuildKernel(init, "FusedMatMul", [&](PrimitiveKernel& k) { return BuildMatMul(k, init, 2, act); },
-                     MatMulFlops(init, false));
+  return BuildKernel(
+      init, "FusedMatMul", [&](PrimitiveKernel& k) { return BuildMatMul(k, init, 2, act); }, MatMulFlops(init, false));
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateGemm(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
-  return BuildKernel(init, "Gemm", [&](PrimitiveKernel& k) { return BuildGemm(k, init, Activation{}); },
-                     MatMulFlops(init, true));
+  return BuildKernel(
+      init, "Gemm", [&](PrimitiveKernel& k) { return BuildGemm(k, init, Activation{}); }, MatMulFlops(init, true));
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateFusedGemm(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
   STRATA_ASSIGN_OR_RETURN(Activation act, FusedActivation(init.node));
-  return BuildKernel(init, "FusedGemm", [&](PrimitiveKernel& k) { return BuildGemm(k, init, act); },
-                     MatMulFlops(init, true));
+  return BuildKernel(
+      init, "FusedGemm", [&](PrimitiveKernel& k) { return BuildGemm(k, init, act); }, MatMulFlops(init, true));
 }
 
 }  // namespace strata::ops::onednn

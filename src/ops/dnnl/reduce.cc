@@ -17,10 +17,10 @@ struct ReduceOp {
   float p;
 };
 constexpr ReduceOp kReduceOps[] = {
-    {"ReduceSum", Alg::reduction_sum, 0},         {"ReduceMean", Alg::reduction_mean, 0},
-    {"ReduceMax", Alg::reduction_max, 0},         {"ReduceMin", Alg::reduction_min, 0},
-    {"ReduceProd", Alg::reduction_mul, 0},        {"ReduceL1", Alg::reduction_norm_lp_sum, 1},
-    {"ReduceL2", Alg::reduction_norm_lp_sum, 2},  {"ReduceSumSquare", Alg::reduction_norm_lp_power_p_sum, 2},
+    {"ReduceSum", Alg::reduction_sum, 0},        {"ReduceMean", Alg::reduction_mean, 0},
+    {"ReduceMax", Alg::reduction_max, 0},        {"ReduceMin", Alg::reduction_min, 0},
+    {"ReduceProd", Alg::reduction_mul, 0},       {"ReduceL1", Alg::reduction_norm_lp_sum, 1},
+    {"ReduceL2", Alg::reduction_norm_lp_sum, 2}, {"ReduceSumSquare", Alg::reduction_norm_lp_power_p_sum, 2},
 };
 
 StatusOr<std::vector<int64_t>> ReadAxes(const KernelInit& init) {

@@ -30,7 +30,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateTranspose(const KernelInit& init) {
     const Md src(y_dims, dnnl::memory::data_type::f32, src_strides), dst = PlainMd(y_dims);
     dnnl::reorder::primitive_desc pd(CpuEngine(), src, CpuEngine(), dst, Attr());
     const int s = k.Input(0, src, &src);
-    k.Add(dnnl::reorder(pd), pd, {{DNNL_ARG_SRC, s}, {DNNL_ARG_DST, k.Output(0, Shape(std::vector<int64_t>(y_dims.begin(), y_dims.end())), dst)}});
+    k.Add(dnnl::reorder(pd), pd,
+          {{DNNL_ARG_SRC, s},
+           {DNNL_ARG_DST, k.Output(0, Shape(std::vector<int64_t>(y_dims.begin(), y_dims.end())), dst)}});
     return Status::OK();
   });
 }

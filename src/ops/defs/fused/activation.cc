@@ -8,8 +8,9 @@
 namespace strata::ops {
 namespace {
 
-constexpr std::string_view kActivations[] = {"Relu",     "LeakyRelu", "Elu",  "Selu", "Sigmoid", "Tanh", "HardSigmoid",
-                                             "HardSwish", "Softplus", "Clip", "Abs",  "Neg",  "Sqrt",    "Exp",  "Log"};
+constexpr std::string_view kActivations[] = {"Relu", "LeakyRelu",   "Elu",       "Selu",     "Sigmoid",
+                                             "Tanh", "HardSigmoid", "HardSwish", "Softplus", "Clip",
+                                             "Abs",  "Neg",         "Sqrt",      "Exp",      "Log"};
 
 template <typename T>
 void Apply(const Activation& a, T* x, int64_t n) {
@@ -69,7 +70,8 @@ std::optional<Activation> ActivationOfNode(const Node& node, const Tensor* clip_
   Activation a;
   a.op = node.op_type;
   ActivationDefaults(a.op, &a.alpha, &a.beta);
-  if (a.op == "LeakyRelu" || a.op == "Elu" || a.op == "HardSigmoid" || a.op == "Selu") a.alpha = node.GetFloat("alpha", a.alpha);
+  if (a.op == "LeakyRelu" || a.op == "Elu" || a.op == "HardSigmoid" || a.op == "Selu")
+    a.alpha = node.GetFloat("alpha", a.alpha);
   if (a.op == "HardSigmoid") a.beta = node.GetFloat("beta", a.beta);
   if (a.op == "Selu") a.beta = node.GetFloat("gamma", a.beta);
   if (a.op == "Clip") {
@@ -91,8 +93,7 @@ StatusOr<Activation> ReadFusedActivation(const Node& node) {
   Activation a;
   a.op = node.GetString("activation", "");
   if (a.op.empty()) return a;
-  if (!IsFusableActivation(a.op))
-    return InvalidArgumentError(node.Describe(), ": unknown activation '", a.op, "'");
+  if (!IsFusableActivation(a.op)) return InvalidArgumentError(node.Describe(), ": unknown activation '", a.op, "'");
   ActivationDefaults(a.op, &a.alpha, &a.beta);
   a.alpha = node.GetFloat("activation_alpha", a.alpha);
   a.beta = node.GetFloat("activation_beta", a.beta);

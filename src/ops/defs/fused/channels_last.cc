@@ -11,8 +11,8 @@ namespace {
 
 struct Wrapped {
   const OpSchema* schema = nullptr;
-  Node node;                // the wrapped op (the ChannelsLast node's attributes, op type and domain replaced)
-  std::vector<bool> nhwc;   // per input
+  Node node;               // the wrapped op (the ChannelsLast node's attributes, op type and domain replaced)
+  std::vector<bool> nhwc;  // per input
 };
 
 StatusOr<Wrapped> ReadWrapped(const Node& node, int num_inputs) {

@@ -75,9 +75,8 @@ Status FusedElementwiseCompute(KernelContext& ctx) {
         const T* pc = c.data<T>();
         const std::string_view op = steps.ops[i];
         std::array<std::vector<int64_t>, 1> sc{BroadcastStrides(c.shape(), shape)};
-        ForEachBroadcast<1>(shape, sc, [&](int64_t o, const std::array<int64_t, 1>& off) {
-          py[o] = Apply<T>(op, py[o], pc[off[0]]);
-        });
+        ForEachBroadcast<1>(
+            shape, sc, [&](int64_t o, const std::array<int64_t, 1>& off) { py[o] = Apply<T>(op, py[o], pc[off[0]]); });
       }
     }
     return Status::OK();
