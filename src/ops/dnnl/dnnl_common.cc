@@ -383,8 +383,6 @@ StatusOr<EltwiseSpec> EltwiseFor(std::string_view op, float alpha, float beta) {
     e.alg = Alg::eltwise_abs;
   } else if (op == "Neg") {
     e = EltwiseSpec{Alg::eltwise_linear, -1, 0};
-  } else if (op == "Reciprocal") {
-    e = EltwiseSpec{Alg::eltwise_pow, 1, -1};
   } else if (op == "Clip") {  // alpha = min, beta = max
     e.alg = Alg::eltwise_clip_v2;
   } else if (op == "HardSigmoid") {  // max(0, min(1, alpha x + beta))
@@ -393,8 +391,6 @@ StatusOr<EltwiseSpec> EltwiseFor(std::string_view op, float alpha, float beta) {
     e = EltwiseSpec{Alg::eltwise_hardswish, 0, 0};
   } else if (op == "Softplus") {
     e = EltwiseSpec{Alg::eltwise_soft_relu, 0, 0};
-  } else if (op == "Gelu") {  // alpha: 0 = exact (erf), 1 = tanh approximation
-    e = EltwiseSpec{alpha != 0 ? Alg::eltwise_gelu_tanh : Alg::eltwise_gelu_erf, 0, 0};
   } else {
     return Decline("activation ", op, " has no oneDNN eltwise algorithm");
   }

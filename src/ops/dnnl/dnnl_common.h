@@ -12,9 +12,10 @@
 // Primitives are executed through the C API with prebuilt argument arrays (the C++ execute() builds an
 // unordered_map per call).
 //
-// Threads: the CPU runtime is OpenMP, the same as strata's ParallelFor. A primitive uses the OpenMP thread count of
-// the thread that created it (the plan compiles on the calling thread, after SessionOptions::intra_op_threads has
-// been applied).
+// Threads: the CPU runtime is OpenMP, the same as strata's ParallelFor, so oneDNN and strata's own kernels share
+// one pool. A primitive uses the OpenMP thread count of the thread that created it (the plan compiles on the calling
+// thread, after SessionOptions::intra_op_threads has been applied); small work (SmallWork) is created and run on
+// the calling thread alone.
 #pragma once
 
 #include <memory>
