@@ -168,6 +168,9 @@ class GradContext {
                                         std::string_view domain = graph::kOnnxDomain) = 0;
   // Adds a constant and returns its name.
   virtual std::string Constant(Tensor value) = 0;
+  // The name of the forward node's output i. When the graph does not use that output (an omitted optional output,
+  // e.g. Dropout's mask) the node is given a name for it, so that the gradient can read it.
+  virtual std::string ForwardOutput(int i) = 0;
 };
 
 using GradFn = Status (*)(GradContext&);

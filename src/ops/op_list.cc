@@ -82,10 +82,40 @@ static void RegisterGeneratorFamily(OpRegistry* r) {
 }
 
 // ---- grad: strata-domain gradient helpers (defs/grad) ----
+void RegisterAveragePoolGrad(OpRegistry* r);
+void RegisterBatchNormalizationGrad(OpRegistry* r);
+void RegisterConvBackwardData(OpRegistry* r);
+void RegisterConvBackwardFilter(OpRegistry* r);
+void RegisterGatherGrad(OpRegistry* r);
+void RegisterGeluGrad(OpRegistry* r);
+void RegisterLayerNormalizationGrad(OpRegistry* r);
+void RegisterLogSoftmaxGrad(OpRegistry* r);
+void RegisterMaxPoolGrad(OpRegistry* r);
+void RegisterNegativeLogLikelihoodLossGrad(OpRegistry* r);
 void RegisterReduceSumTo(OpRegistry* r);
+void RegisterReluGrad(OpRegistry* r);
+void RegisterSigmoidGrad(OpRegistry* r);
+void RegisterSoftmaxCrossEntropyLossGrad(OpRegistry* r);
+void RegisterSoftmaxGrad(OpRegistry* r);
+void RegisterTanhGrad(OpRegistry* r);
 
 static void RegisterGradFamily(OpRegistry* r) {
+  RegisterAveragePoolGrad(r);
+  RegisterBatchNormalizationGrad(r);
+  RegisterConvBackwardData(r);
+  RegisterConvBackwardFilter(r);
+  RegisterGatherGrad(r);
+  RegisterGeluGrad(r);
+  RegisterLayerNormalizationGrad(r);
+  RegisterLogSoftmaxGrad(r);
+  RegisterMaxPoolGrad(r);
+  RegisterNegativeLogLikelihoodLossGrad(r);
   RegisterReduceSumTo(r);
+  RegisterReluGrad(r);
+  RegisterSigmoidGrad(r);
+  RegisterSoftmaxCrossEntropyLossGrad(r);
+  RegisterSoftmaxGrad(r);
+  RegisterTanhGrad(r);
 }
 
 // ---- logic (defs/logic) ----
