@@ -5,6 +5,7 @@
 
 #ifdef STRATA_WITH_DNNL
 #include "ops/dnnl/dnnl_kernels.h"
+#include "ops/dnnl/grad_kernels.h"
 #endif
 
 namespace strata::ops {
@@ -42,6 +43,13 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("strata", {"FusedElementwise"}, onednn::CreateFusedElementwise);
   add("strata", {"FusedGemm"}, onednn::CreateFusedGemm);
   add("strata", {"FusedMatMul"}, onednn::CreateFusedMatMul);
+  // strata-domain gradient ops (backward primitives)
+  add("strata", {"BatchNormalizationGrad"}, onednn::CreateBatchNormGrad);
+  add("strata", {"ConvBackwardData"}, onednn::CreateConvBackwardData);
+  add("strata", {"ConvBackwardFilter"}, onednn::CreateConvBackwardFilter);
+  add("strata", {"GeluGrad", "ReluGrad", "SigmoidGrad", "TanhGrad"}, onednn::CreateEltwiseGrad);
+  add("strata", {"AveragePoolGrad", "MaxPoolGrad"}, onednn::CreatePoolGrad);
+  add("strata", {"LogSoftmaxGrad", "SoftmaxGrad"}, onednn::CreateSoftmaxGrad);
 }
 #endif
 

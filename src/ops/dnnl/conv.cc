@@ -88,7 +88,9 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
     if (e.drops_nan) STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0, 1, 2, 3}, /*nonfinite=*/true));
   }
   const Md src_user = ActivationMd(x, spec.nhwc), dst_user = ActivationMd(y, spec.nhwc);
-  const Md w_want = k.constant_input(1) != nullptr ? AnyMd(w_user.dims()) : w_user;
+  // The layout is left to oneDNN for runtime weights too (training feeds them every step): reordering them each run
+  // costs far less than the plain-layout GEMM convolution oneDNN falls back on otherwise.
+  const Md w_want = AnyMd(w_user.dims());
   const Md bias_md = has_bias ? PlainMd(k.input_shape(2)) : Md();
   const auto prop = dnnl::prop_kind::forward_inference;
   dnnl::primitive prim;
