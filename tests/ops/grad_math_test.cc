@@ -80,6 +80,38 @@ TEST(GradMathTest, ClipCastWhereIdentity) {
   GradRow({.label = "identity", .op_type = "Identity", .inputs = {RD({2, 2}, 5)}});
 }
 
+TEST(GradMathTest, ModAndEinsum) {
+  GradRow({.label = "fmod broadcast",
+           .op_type = "Mod",
+           .attrs = {{"fmod", AInt(1)}},
+           .inputs = {D({3.3, -2.7, 5.2, -0.4, 1.9, 7.1}, {2, 3}), D({1.3, -0.7, 2.1}, {3})}});
+  GradRow({.label = "matmul",
+           .op_type = "Einsum",
+           .attrs = {{"equation", AString("ij,jk->ik")}},
+           .inputs = {RD({2, 3}, 1), RD({3, 4}, 2)}});
+  GradRow({.label = "implicit output, three operands",
+           .op_type = "Einsum",
+           .attrs = {{"equation", AString("ab,bc,cd")}},
+           .inputs = {RD({2, 3}, 3), RD({3, 2}, 4), RD({2, 2}, 5)}});
+  GradRow({.label = "batched with ellipsis broadcast",
+           .op_type = "Einsum",
+           .attrs = {{"equation", AString("...ij,...jk->...ik")}},
+           .inputs = {RD({2, 1, 2, 3}, 6), RD({3, 3, 2}, 7)}});
+  GradRow({.label = "summed label and transpose",
+           .op_type = "Einsum",
+           .attrs = {{"equation", AString("ijk->ki")}},
+           .inputs = {RD({2, 3, 4}, 8)}});
+  GradRow({.label = "outer product with broadcast label",
+           .op_type = "Einsum",
+           .attrs = {{"equation", AString("i,j->ij")}},
+           .inputs = {RD({3}, 9), RD({4}, 10)}});
+  GradRow({.label = "diagonal of another operand",
+           .op_type = "Einsum",
+           .attrs = {{"equation", AString("ii,i->i")}},
+           .inputs = {RD({3, 3}, 11), RD({3}, 12)},
+           .grad_inputs = {1}});
+}
+
 TEST(GradMathTest, Activations) {
   Unary("Relu", AwayD({3, 4}, 1));
   Unary("LeakyRelu", AwayD({3, 4}, 2), {{"alpha", AFloat(0.2f)}});

@@ -141,6 +141,19 @@ TEST(GradNnTest, Normalization) {
            .inputs = {RD({2, 3, 2, 3}, 29), RD({3}, 30, 0.5, 1.5), RD({3}, 31)}});
 }
 
+TEST(GradNnTest, LpAndMeanVarianceNormalization) {
+  for (int p : {1, 2})
+    GradRow({.label = "lp",
+             .op_type = "LpNormalization",
+             .attrs = {{"p", AInt(p)}, {"axis", AInt(1)}},
+             .inputs = {AwayD({2, 3, 2}, p)}});
+  GradRow({.label = "mvn default axes", .op_type = "MeanVarianceNormalization", .inputs = {RD({2, 2, 3, 2}, 3)}});
+  GradRow({.label = "mvn last axis",
+           .op_type = "MeanVarianceNormalization",
+           .attrs = {{"axes", AInts({-1})}},
+           .inputs = {RD({3, 4}, 4)}});
+}
+
 TEST(GradNnTest, SoftmaxGemmMatMul) {
   for (const char* op : {"Softmax", "LogSoftmax"}) {
     GradRow({.label = "last axis", .op_type = op, .inputs = {RD({3, 4}, 1, -2, 2)}});

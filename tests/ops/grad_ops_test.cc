@@ -3,6 +3,7 @@
 // have one (second derivatives), checked by finite differences.
 #include <cmath>
 
+#include "ops/op.h"
 #include "tests/ops/grad_test_util.h"
 
 namespace strata::testing {
@@ -238,6 +239,21 @@ TEST(GradOpsTest, PoolAndNormGrads) {
   c.inputs = {RandomF({16, 32}, 10), RandomF({16, 32}, 11), RandomF({32}, 12)};
   c.num_outputs = 2;
   RunOpCase(c);
+}
+
+}  // namespace
+}  // namespace strata::testing
+
+namespace strata::testing {
+namespace {
+
+// Every registered op either has a gradient function or says why it has none (integer outputs, randomness,
+// piecewise-constant functions, or "not implemented: ..."), so an error from autodiff can always explain itself.
+TEST(GradRegistryTest, EveryOpHasAGradientOrAReason) {
+  std::vector<std::string> missing;
+  for (const ops::OpSchema* s : ops::OpRegistry::Global().All())
+    if (s->grad == nullptr && s->no_grad_reason.empty()) missing.push_back(StrCat(s->domain, ":", s->name));
+  EXPECT_TRUE(missing.empty()) << "ops without a gradient or a no_grad_reason: " << StrCat(missing);
 }
 
 }  // namespace

@@ -116,6 +116,74 @@ TEST(GradTensorTest, GatherPadDropout) {
   GradRow({.label = "dropout inference", .op_type = "Dropout", .inputs = {RD({6}, 12)}});
 }
 
+TEST(GradTensorTest, PermutationsMasksAndScatters) {
+  for (const char* mode : {"DCR", "CRD"})
+    GradRow({.label = mode,
+             .op_type = "DepthToSpace",
+             .attrs = {{"blocksize", AInt(2)}, {"mode", AString(mode)}},
+             .inputs = {RD({1, 8, 2, 3}, 1)}});
+  GradRow({.label = "space to depth",
+           .op_type = "SpaceToDepth",
+           .attrs = {{"blocksize", AInt(2)}},
+           .inputs = {RD({1, 2, 4, 2}, 2)}});
+  GradRow(
+      {.label = "reverse sequence", .op_type = "ReverseSequence", .inputs = {RD({4, 3, 2}, 3), I64({4, 1, 3}, {3})}});
+  GradRow({.label = "compress axis",
+           .op_type = "Compress",
+           .attrs = {{"axis", AInt(1)}},
+           .inputs = {RD({2, 4}, 4), B({true, false, true}, {3})}});
+  GradRow({.label = "compress flat",
+           .op_type = "Compress",
+           .inputs = {RD({2, 3}, 5), B({false, true, true, false, true}, {5})}});
+  GradRow({.label = "trilu lower k",
+           .op_type = "Trilu",
+           .attrs = {{"upper", AInt(0)}},
+           .inputs = {RD({2, 3, 4}, 6), I64({1}, {})},
+           .constant_inputs = {1}});
+  for (int excl : {0, 1})
+    for (int rev : {0, 1})
+      GradRow({.label = "cumsum",
+               .op_type = "CumSum",
+               .attrs = {{"exclusive", AInt(excl)}, {"reverse", AInt(rev)}},
+               .inputs = {RD({2, 4}, 7), I64({1}, {})}});
+  GradRow({.label = "gather nd repeated",
+           .op_type = "GatherND",
+           .inputs = {RD({3, 2, 2}, 8), I64({2, 1, 0, 0, 2, 1}, {3, 2})}});
+  GradRow(
+      {.label = "scatter nd", .op_type = "ScatterND", .inputs = {RD({4, 3}, 9), I64({2, 0}, {2, 1}), RD({2, 3}, 10)}});
+  GradRow({.label = "scatter nd add repeated",
+           .op_type = "ScatterND",
+           .attrs = {{"reduction", AString("add")}},
+           .inputs = {RD({4, 3}, 11), I64({1, 1}, {2, 1}), RD({2, 3}, 12)}});
+  GradRow({.label = "scatter elements",
+           .op_type = "ScatterElements",
+           .attrs = {{"axis", AInt(1)}},
+           .inputs = {RD({2, 4}, 13), I64({3, 0, 1, 2}, {2, 2}), RD({2, 2}, 14)}});
+  GradRow({.label = "scatter elements add",
+           .op_type = "ScatterElements",
+           .attrs = {{"reduction", AString("add")}},
+           .inputs = {RD({3, 2}, 15), I64({0, 0, 2, 0}, {2, 2}), RD({2, 2}, 16)}});
+  GradRow({.label = "scatter (opset 9)",
+           .op_type = "Scatter",
+           .opset = 9,
+           .inputs = {RD({3, 2}, 17), I64({2, 0}, {1, 2}), RD({1, 2}, 18)}});
+  GradRow({.label = "topk",
+           .op_type = "TopK",
+           .attrs = {{"axis", AInt(1)}},
+           .inputs = {DistinctD({2, 5}, 19), I64({2}, {1})},
+           .num_outputs = 2,
+           .constant_inputs = {1}});
+  GradRow({.label = "topk smallest",
+           .op_type = "TopK",
+           .attrs = {{"largest", AInt(0)}},
+           .inputs = {DistinctD({6}, 20), I64({3}, {1})},
+           .num_outputs = 2});
+  GradRow({.label = "max unpool",
+           .op_type = "MaxUnpool",
+           .attrs = {{"kernel_shape", AInts({2, 2})}, {"strides", AInts({2, 2})}},
+           .inputs = {RD({1, 1, 2, 2}, 21), I64({1, 2, 12, 15}, {1, 1, 2, 2})}});
+}
+
 TEST(GradTensorTest, Reductions) {
   for (int keep : {0, 1}) {
     GradRow({.label = "sum axes input",
