@@ -161,31 +161,23 @@ TEST(AutodiffTest, AxesFromConstantNodesAndTrainableInitializers) {
   for (int i = 0; i < 6; ++i) EXPECT_NEAR(g[1].data<double>()[i], r[i / 3] * w[i % 3], 1e-12);
 }
 
-// ---- the Fashion-MNIST CNN ----
+// ---- the Fashion-MNIST models ----
 
-// Conv 3x3 32 -> Relu -> MaxPool 2 -> Conv 3x3 64 -> Relu -> MaxPool 2 -> Flatten -> Gemm 128 -> Relu -> Gemm 10 ->
-// SoftmaxCrossEntropyLoss (mean). Weights are graph inputs (as a trainer feeds them).
-struct Cnn {
+// A model with its parameters as graph inputs (as a trainer feeds them): "x" [batch, 1, 28, 28], "labels" [batch].
+struct Net {
   GraphMaker gm;
-  std::vector<std::pair<std::string, Shape>> params = {
-      {"w1", Shape{32, 1, 3, 3}}, {"b1", Shape{32}},  {"w2", Shape{64, 32, 3, 3}}, {"b2", Shape{64}},
-      {"w3", Shape{128, 1600}},   {"b3", Shape{128}}, {"w4", Shape{10, 128}},      {"b4", Shape{10}}};
+  std::vector<std::pair<std::string, Shape>> params;
   std::string loss;
 
-  Cnn(DType t, int64_t batch) {
+  void Inputs(DType t, int64_t batch) {
     gm.Input("x", t, Shape{batch, 1, 28, 28});
     gm.Input("labels", DType::kInt64, Shape{batch});
     for (const auto& [name, shape] : params) gm.Input(name, t, shape);
-    AttributeMap pool;
-    pool["kernel_shape"] = AInts({2, 2});
-    pool["strides"] = AInts({2, 2});
+  }
+  std::string Dense(const std::string& h, const std::string& w, const std::string& b) {
     AttributeMap tb;
     tb["transB"] = AInt(1);
-    std::string h = gm.Add("MaxPool", {gm.Add("Relu", {gm.Add("Conv", {"x", "w1", "b1"})})}, pool);
-    h = gm.Add("MaxPool", {gm.Add("Relu", {gm.Add("Conv", {h, "w2", "b2"})})}, pool);
-    h = gm.Add("Relu", {gm.Add("Gemm", {gm.Add("Flatten", {h}), "w3", "b3"}, tb)});
-    const std::string logits = gm.Add("Gemm", {h, "w4", "b4"}, tb);
-    loss = gm.Add("SoftmaxCrossEntropyLoss", {logits, "labels"});
+    return gm.Add("Gemm", {h, w, b}, tb);
   }
 
   std::vector<std::pair<std::string, Tensor>> Feeds(DType t, int64_t batch, uint64_t seed) const {
@@ -204,13 +196,40 @@ struct Cnn {
   }
 };
 
-TEST(AutodiffTest, FashionCnnGradientsMatchFiniteDifferences) {
-  const int64_t batch = 2;
-  Cnn cnn(DType::kFloat64, batch);
-  auto feeds = cnn.Feeds(DType::kFloat64, batch, 21);
+// Conv 3x3 32 -> Relu -> MaxPool 2 -> Conv 3x3 64 -> Relu -> MaxPool 2 -> Flatten -> Gemm 128 -> Relu -> Gemm 10 ->
+// SoftmaxCrossEntropyLoss (mean).
+struct Cnn : Net {
+  Cnn(DType t, int64_t batch) {
+    params = {{"w1", Shape{32, 1, 3, 3}}, {"b1", Shape{32}},  {"w2", Shape{64, 32, 3, 3}}, {"b2", Shape{64}},
+              {"w3", Shape{128, 1600}},   {"b3", Shape{128}}, {"w4", Shape{10, 128}},      {"b4", Shape{10}}};
+    Inputs(t, batch);
+    AttributeMap pool;
+    pool["kernel_shape"] = AInts({2, 2});
+    pool["strides"] = AInts({2, 2});
+    std::string h = gm.Add("MaxPool", {gm.Add("Relu", {gm.Add("Conv", {"x", "w1", "b1"})})}, pool);
+    h = gm.Add("MaxPool", {gm.Add("Relu", {gm.Add("Conv", {h, "w2", "b2"})})}, pool);
+    h = gm.Add("Relu", {Dense(gm.Add("Flatten", {h}), "w3", "b3")});
+    loss = gm.Add("SoftmaxCrossEntropyLoss", {Dense(h, "w4", "b4"), "labels"});
+  }
+};
+
+// Flatten -> Gemm 256 -> Relu -> Gemm 128 -> Relu -> Gemm 10 -> SoftmaxCrossEntropyLoss (mean).
+struct Mlp : Net {
+  Mlp(DType t, int64_t batch) {
+    params = {{"w1", Shape{256, 784}}, {"b1", Shape{256}},     {"w2", Shape{128, 256}},
+              {"b2", Shape{128}},      {"w3", Shape{10, 128}}, {"b3", Shape{10}}};
+    Inputs(t, batch);
+    std::string h = gm.Add("Relu", {Dense(gm.Add("Flatten", {"x"}), "w1", "b1")});
+    h = gm.Add("Relu", {Dense(h, "w2", "b2")});
+    loss = gm.Add("SoftmaxCrossEntropyLoss", {Dense(h, "w3", "b3"), "labels"});
+  }
+};
+
+void CheckAgainstFiniteDifferences(const Net& net, uint64_t seed) {
+  auto feeds = net.Feeds(DType::kFloat64, 2, seed);
   std::vector<std::string> wrt{"x"};
-  for (const auto& p : cnn.params) wrt.push_back(p.first);
-  const std::vector<Tensor> grads = Gradients(*cnn.gm.model, cnn.loss, wrt, feeds);
+  for (const auto& p : net.params) wrt.push_back(p.first);
+  const std::vector<Tensor> grads = Gradients(*net.gm.model, net.loss, wrt, feeds);
   ASSERT_EQ(grads.size(), wrt.size());
   Rng rng(5);
   for (size_t w = 0; w < wrt.size(); ++w) {
@@ -227,51 +246,55 @@ TEST(AutodiffTest, FashionCnnGradientsMatchFiniteDifferences) {
       xm.data<double>()[j] -= eps;
       plus[it - feeds.begin()].second = xp;
       minus[it - feeds.begin()].second = xm;
-      const double numeric = (Loss(*cnn.gm.model, cnn.loss, plus) - Loss(*cnn.gm.model, cnn.loss, minus)) / (2 * eps);
+      const double numeric = (Loss(*net.gm.model, net.loss, plus) - Loss(*net.gm.model, net.loss, minus)) / (2 * eps);
       EXPECT_NEAR(grads[w].data<double>()[j], numeric, 1e-7 + 1e-5 * std::fabs(numeric)) << "element " << j;
     }
   }
 }
 
-// One float32 training step (forward, gradients of every weight, SGD update) at batch 64 with the fast kernels;
-// prints ms/step. STRATA_CNN_STEPS sets the number of timed steps (default 5).
-TEST(AutodiffTest, FashionCnnTrainingStepTime) {
+TEST(AutodiffTest, FashionCnnGradientsMatchFiniteDifferences) {
+  CheckAgainstFiniteDifferences(Cnn(DType::kFloat64, 2), 21);
+}
+TEST(AutodiffTest, FashionMlpGradientsMatchFiniteDifferences) {
+  CheckAgainstFiniteDifferences(Mlp(DType::kFloat64, 2), 22);
+}
+
+// Times float32 training steps (forward, gradients of every parameter, SGD update) at batch 64 with the fast kernels
+// and prints ms/step. STRATA_TRAIN_STEPS sets the number of timed steps (default 5).
+void TimeTrainingStep(const Net& net, const char* name) {
   const int64_t batch = 64;
-  Cnn cnn(DType::kFloat32, batch);
-  auto tm = std::make_shared<Model>(*cnn.gm.model);
+  auto tm = std::make_shared<Model>(*net.gm.model);
   std::vector<std::string> wrt;
-  for (const auto& p : cnn.params) wrt.push_back(p.first);
+  for (const auto& p : net.params) wrt.push_back(p.first);
   std::map<std::string, std::string> grads;
-  ASSERT_TRUE(BuildGradients(&tm->graph, cnn.loss, wrt, {}, &grads).ok());
+  ASSERT_TRUE(BuildGradients(&tm->graph, net.loss, wrt, {}, &grads).ok());
   tm->graph.initializers["lr"] = Tensor::Scalar<float>(0.01f);
-  tm->graph.outputs = {{cnn.loss, DType::kUndefined, PartialShape::Unknown()}};
+  tm->graph.outputs = {{net.loss, DType::kUndefined, PartialShape::Unknown()}};
   for (const std::string& w : wrt) {
-    Node n;
-    n.name = StrCat("update_", w);
-    n.op_type = "Sub";
-    n.opset = 17;
-    n.inputs = {w, StrCat("scaled_", w)};
-    n.outputs = {StrCat("new_", w)};
-    Node m;
-    m.name = StrCat("scale_", w);
-    m.op_type = "Mul";
-    m.opset = 17;
-    m.inputs = {grads[w], "lr"};
-    m.outputs = {StrCat("scaled_", w)};
+    Node m{.name = StrCat("scale_", w),
+           .op_type = "Mul",
+           .inputs = {grads[w], "lr"},
+           .outputs = {StrCat("scaled_", w)},
+           .opset = 17};
+    Node n{.name = StrCat("update_", w),
+           .op_type = "Sub",
+           .inputs = {w, StrCat("scaled_", w)},
+           .outputs = {StrCat("new_", w)},
+           .opset = 17};
     tm->graph.nodes.push_back(std::move(m));
     tm->graph.nodes.push_back(std::move(n));
     tm->graph.outputs.push_back({StrCat("new_", w), DType::kUndefined, PartialShape::Unknown()});
   }
   auto session = Session::Create(tm);
   ASSERT_TRUE(session.ok()) << session.status().ToString();
-  auto feeds = cnn.Feeds(DType::kFloat32, batch, 3);
+  auto feeds = net.Feeds(DType::kFloat32, batch, 3);
   std::vector<Tensor> out;
   float first_loss = 0;
   for (int i = 0; i < 2; ++i) {  // warm up: plans, primitives
     ASSERT_TRUE((*session)->Run(feeds, &out).ok());
     if (i == 0) first_loss = out[0].data<float>()[0];
   }
-  const char* env = std::getenv("STRATA_CNN_STEPS");
+  const char* env = std::getenv("STRATA_TRAIN_STEPS");
   const int steps = env ? std::atoi(env) : 5;
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) {
@@ -280,10 +303,13 @@ TEST(AutodiffTest, FashionCnnTrainingStepTime) {
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / steps;
   const float last_loss = out[0].data<float>()[0];
-  std::printf("[ FashionCnn ] float32 batch %lld: %.2f ms/step (%.0f examples/s); loss %.4f -> %.4f\n",
+  std::printf("[ %s ] float32 batch %lld: %.2f ms/step (%.0f examples/s); loss %.4f -> %.4f\n", name,
               static_cast<long long>(batch), ms, 1000.0 * batch / ms, first_loss, last_loss);
   EXPECT_LT(last_loss, first_loss);  // a few steps on one batch lower its loss
 }
+
+TEST(AutodiffTest, FashionCnnTrainingStepTime) { TimeTrainingStep(Cnn(DType::kFloat32, 64), "FashionCnn"); }
+TEST(AutodiffTest, FashionMlpTrainingStepTime) { TimeTrainingStep(Mlp(DType::kFloat32, 64), "FashionMlp"); }
 
 }  // namespace
 }  // namespace strata::graph
