@@ -165,6 +165,7 @@ TEST(AutodiffTest, AxesFromConstantNodesAndTrainableInitializers) {
 
 // A model with its parameters as graph inputs (as a trainer feeds them): "x" [batch, 1, 28, 28], "labels" [batch].
 struct Net {
+  virtual ~Net() = default;
   GraphMaker gm;
   std::vector<std::pair<std::string, Shape>> params;
   std::string loss;
@@ -257,6 +258,31 @@ TEST(AutodiffTest, FashionCnnGradientsMatchFiniteDifferences) {
 }
 TEST(AutodiffTest, FashionMlpGradientsMatchFiniteDifferences) {
   CheckAgainstFiniteDifferences(Mlp(DType::kFloat64, 2), 22);
+}
+
+// A graph whose batch dimension is symbolic (as exported models and the trainer declare it) gets the same gradients
+// as the one with the batch size fixed: the gradient graph reads every shape it needs at run time.
+TEST(AutodiffTest, SymbolicBatchDimensionGivesTheSameGradients) {
+  for (bool cnn : {true, false}) {
+    SCOPED_TRACE(cnn ? "cnn" : "mlp");
+    std::unique_ptr<Net> fixed, symbolic;
+    if (cnn) {
+      fixed = std::make_unique<Cnn>(DType::kFloat64, 3);
+      symbolic = std::make_unique<Cnn>(DType::kFloat64, 3);
+    } else {
+      fixed = std::make_unique<Mlp>(DType::kFloat64, 3);
+      symbolic = std::make_unique<Mlp>(DType::kFloat64, 3);
+    }
+    for (ValueInfo& in : symbolic->gm.g().inputs)
+      if (in.name == "x" || in.name == "labels") in.shape.dims[0] = Dim::Symbol("N");
+    const auto feeds = fixed->Feeds(DType::kFloat64, 3, 9);
+    std::vector<std::string> wrt{"x"};
+    for (const auto& p : fixed->params) wrt.push_back(p.first);
+    const std::vector<Tensor> a = Gradients(*fixed->gm.model, fixed->loss, wrt, feeds);
+    const std::vector<Tensor> b = Gradients(*symbolic->gm.model, symbolic->loss, wrt, feeds);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(testing::CompareTensors(b[i], a[i], 1e-12, 1e-14), "") << wrt[i];
+  }
 }
 
 // Times float32 training steps (forward, gradients of every parameter, SGD update) at batch 64 with the fast kernels
