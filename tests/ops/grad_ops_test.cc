@@ -185,6 +185,11 @@ TEST(GradOpsTest, PoolAndNormGrads) {
   c.inputs = {F({5}, {1, 1, 1, 1}), F({1, 4, 3, 2}, {1, 1, 2, 2})};
   c.expected = {F({0, 5, 0, 0}, {1, 1, 2, 2})};
   RunOpCase(c);
+  c = S("max 2x2 relu_input", "MaxPoolGrad");
+  c.attrs = {{"kernel_shape", AInts({2, 2})}, {"relu_input", AInt(1)}};
+  c.inputs = {F({5, 7}, {2, 1, 1, 1}), F({1, 4, 3, 2, -1, -4, 0, -2}, {2, 1, 2, 2})};
+  c.expected = {F({0, 5, 0, 0, 0, 0, 0, 0}, {2, 1, 2, 2})};
+  RunOpCase(c);
   c = S("average 2x2", "AveragePoolGrad");
   c.attrs = {{"kernel_shape", AInts({2, 2})}};
   c.inputs = {F({4}, {1, 1, 1, 1}), I64({1, 1, 2, 2}, {4})};
@@ -195,12 +200,15 @@ TEST(GradOpsTest, PoolAndNormGrads) {
   const graph::AttributeMap pool3 = {
       {"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})}, {"pads", AInts({1, 1, 1, 1})}};
   for (const auto& attrs : {pool2, pool3}) {
-    c = S("float32 kernels", "MaxPoolGrad");
-    c.kernel = "dnnl";
-    c.attrs = attrs;
     const int64_t out = 6;  // 12x12 pooled either way
-    c.inputs = {RandomF({4, 8, out, out}, 1), Cast(DistinctD({4, 8, 12, 12}, 2), DType::kFloat32)};
-    RunOpCase(c);
+    for (int relu : {0, 1}) {
+      c = S("float32 kernels", "MaxPoolGrad");
+      c.kernel = "dnnl";
+      c.attrs = attrs;
+      c.attrs["relu_input"] = AInt(relu);
+      c.inputs = {RandomF({4, 8, out, out}, 1), Cast(DistinctD({4, 8, 12, 12}, 2), DType::kFloat32)};
+      RunOpCase(c);
+    }
     for (int include : {0, 1}) {
       c = S("float32 kernels", "AveragePoolGrad");
       c.kernel = "dnnl";

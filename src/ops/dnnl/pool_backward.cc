@@ -4,6 +4,8 @@
 // pass produces, so the kernel runs that pass on X first (into temporaries) and then the backward pass. Inputs with
 // NaN go to the reference kernel (the arg max rules differ). Windows with tied maxima may route the gradient to a
 // different (equally valid) element than the reference does.
+// relu_input=1 (MaxPoolGrad only): the result also passes through Relu's gradient at X, as an eltwise backward step
+// in place on dX.
 // Average: declines count_include_pad where ceil_mode adds padding beyond the ONNX pads (oneDNN would count it).
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/grad_kernels.h"
@@ -58,8 +60,18 @@ StatusOr<std::unique_ptr<Kernel>> CreatePoolGrad(const KernelInit& init) {
     std::vector<std::pair<int, int>> args;
     args.emplace_back(DNNL_ARG_DIFF_DST, k.Input(0, bwd.diff_dst_desc()));
     if (is_max) args.emplace_back(DNNL_ARG_WORKSPACE, ws);
-    args.emplace_back(DNNL_ARG_DIFF_SRC, k.Output(0, x, bwd.diff_src_desc()));
+    const int dx = k.Output(0, x, bwd.diff_src_desc());
+    args.emplace_back(DNNL_ARG_DIFF_SRC, dx);
     k.Add(dnnl::pooling_v2_backward(bwd), bwd, std::move(args));
+    if (is_max && node.GetInt("relu_input", 0) != 0) {
+      const Alg relu = Alg::eltwise_relu_use_dst_for_bwd;
+      dnnl::eltwise_forward::primitive_desc hint(
+          dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, relu, src), Attr(), CpuEngine());
+      dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(relu, src, src), Attr(), CpuEngine(),
+                                                hint);
+      const int xs = k.Input(1, src);
+      k.Add(dnnl::eltwise_backward(pd), pd, {{DNNL_ARG_DIFF_DST, dx}, {DNNL_ARG_DST, xs}, {DNNL_ARG_DIFF_SRC, dx}});
+    }
     return Status::OK();
   });
 }

@@ -2,6 +2,8 @@
 // MaxPool's (kernel_shape, strides, pads, auto_pad, dilations, ceil_mode). Each output's gradient goes to the element
 // MaxPool picked: the first maximum of the window in row-major order, NaN never winning over a number (MaxPool's own
 // rule), accumulated where windows overlap. Float types; 1-3 spatial dimensions.
+// relu_input=1: X is a Relu output and the result is also Relu's gradient, ReluGrad(MaxPoolGrad(dY, X), X): a window
+// whose maximum is not positive passes nothing (a trainer pass fuses that pair, saving a pass over X).
 #include <limits>
 
 #include "core/parallel.h"
@@ -24,7 +26,7 @@ Status MaxPoolGradInfer(InferContext& ctx) {
 
 // One (n, c) plane: dx (zeroed) += dy at each window's arg max.
 template <typename T>
-void Plane(const T* x, const T* dy, const nn::Geometry3& g, ComputeType<T>* dx) {
+void Plane(const T* x, const T* dy, const nn::Geometry3& g, bool relu, ComputeType<T>* dx) {
   using C = ComputeType<T>;
   int64_t o = 0;
   for (int64_t od = 0; od < g.out[0]; ++od) {
@@ -54,7 +56,7 @@ void Plane(const T* x, const T* dy, const nn::Geometry3& g, ComputeType<T>* dx) 
           }
         }
         if (at < 0) at = first;  // an all-NaN window: MaxPool returned its first element
-        if (at >= 0) dx[at] += ToCompute(dy[o]);
+        if (at >= 0 && (!relu || ToCompute(x[at]) > C(0))) dx[at] += ToCompute(dy[o]);
       }
     }
   }
@@ -70,6 +72,7 @@ Status MaxPoolGradCompute(KernelContext& ctx) {
   if (dy.shape() != out_shape)
     return ctx.Error("dY has shape ", dy.shape().ToString(), ", expected the MaxPool output shape ",
                      out_shape.ToString());
+  const bool relu = ctx.node().GetInt("relu_input", 0) != 0;
   STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, x.dtype(), x.shape()));
   const int64_t planes = x.dim(0) * x.dim(1), in_size = g.in_size(), out_size = g.out_size();
   return DispatchFloat(x.dtype(), [&](auto tag) {
@@ -83,7 +86,7 @@ Status MaxPoolGradCompute(KernelContext& ctx) {
       std::vector<C> acc(static_cast<size_t>(in_size));
       for (int64_t p = begin; p < end; ++p) {
         std::fill(acc.begin(), acc.end(), C(0));
-        Plane(px + p * in_size, pdy + p * out_size, g, acc.data());
+        Plane(px + p * in_size, pdy + p * out_size, g, relu, acc.data());
         for (int64_t i = 0; i < in_size; ++i) pdx[p * in_size + i] = T(acc[i]);
       }
     });
