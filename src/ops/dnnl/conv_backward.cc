@@ -27,6 +27,7 @@ struct ConvShapes {
   Shape x, w, y;
   int64_t group = 1;
   Window win;
+  int64_t flops() const { return 2 * y.NumElements() * w.NumElements() / w[0]; }  // per dY element: one dot product
 };
 
 StatusOr<ConvShapes> Shapes(const KernelInit& init, bool data) {
@@ -71,13 +72,14 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardData(const KernelInit& init)
     dnnl::convolution_backward_data::desc d(Alg::convolution_direct, AnyMd(ToDims(s.x)), w_any, AnyMd(ToDims(s.y)),
                                             s.win.strides, s.win.dilations, s.win.pad_l, s.win.pad_r);
     dnnl::convolution_backward_data::primitive_desc pd(d, Attr(), CpuEngine(), hint);
+    if (IsRefImpl(pd)) return Decline("oneDNN has only its reference implementation for this convolution");
     const int dy = k.Input(0, pd.diff_dst_desc());
     const int w = k.Input(1, pd.weights_desc(), &w_user);
     const int dx = k.Output(0, s.x, pd.diff_src_desc());
     k.Add(dnnl::convolution_backward_data(pd), pd,
           {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, dx}});
     return Status::OK();
-  });
+  }, s.flops());
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilter(const KernelInit& init) {
@@ -93,6 +95,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilter(const KernelInit& ini
                                                AnyMd(ToDims(s.y)), s.win.strides, s.win.dilations, s.win.pad_l,
                                                s.win.pad_r);
     dnnl::convolution_backward_weights::primitive_desc pd(d, Attr(), CpuEngine(), hint);
+    if (IsRefImpl(pd)) return Decline("oneDNN has only its reference implementation for this convolution");
     std::vector<std::pair<int, int>> args;
     args.emplace_back(DNNL_ARG_DIFF_DST, k.Input(0, pd.diff_dst_desc()));
     args.emplace_back(DNNL_ARG_SRC, k.Input(1, pd.src_desc()));
@@ -102,7 +105,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilter(const KernelInit& ini
     args.emplace_back(DNNL_ARG_DIFF_WEIGHTS, k.Output(0, s.w, pd.diff_weights_desc(), &w_user));
     k.Add(dnnl::convolution_backward_weights(pd), pd, std::move(args));
     return Status::OK();
-  });
+  }, s.flops());
 }
 
 }  // namespace strata::ops::onednn
