@@ -34,6 +34,10 @@ class Builder {
     return name;
   }
 
+  // A fresh value name in the current scope.
+  std::string NewName(std::string_view what) {
+    return StrCat(options_.prefix, "/", scope_, "/", what, "_", counter_++);
+  }
   void set_scope(std::string s) { scope_ = std::move(s); }
   std::vector<Node>& emitted() { return emitted_; }
 
@@ -47,9 +51,14 @@ class Builder {
 
 class AutodiffGradContext final : public ops::GradContext {
  public:
-  AutodiffGradContext(const Node& node, Builder& b, const InferredGraph& types, std::vector<std::string> out_grads,
-                      std::vector<bool> needs)
-      : node_(node), b_(b), types_(types), out_grads_(std::move(out_grads)), needs_(std::move(needs)),
+  AutodiffGradContext(Node& node, Node* live, Builder& b, const InferredGraph& types,
+                      std::vector<std::string> out_grads, std::vector<bool> needs)
+      : node_(node),
+        live_(live),
+        b_(b),
+        types_(types),
+        out_grads_(std::move(out_grads)),
+        needs_(std::move(needs)),
         in_grads_(node.inputs.size()) {}
 
   const Node& node() const override { return node_; }
@@ -65,6 +74,17 @@ class AutodiffGradContext final : public ops::GradContext {
     return b_.Emit(op_type, std::move(inputs), std::move(attrs), num_outputs, domain);
   }
   std::string Constant(Tensor value) override { return b_.Constant(std::move(value)); }
+  std::string ForwardOutput(int i) override {
+    if (i >= static_cast<int>(node_.outputs.size())) {
+      node_.outputs.resize(i + 1);
+      live_->outputs.resize(i + 1);
+    }
+    if (node_.outputs[i].empty()) {
+      node_.outputs[i] = b_.NewName(StrCat("output", i));
+      live_->outputs[i] = node_.outputs[i];
+    }
+    return node_.outputs[i];
+  }
   const std::vector<std::string>& input_grads() const { return in_grads_; }
 
  private:
@@ -73,7 +93,8 @@ class AutodiffGradContext final : public ops::GradContext {
     auto it = types_.types.find(name);
     return it == types_.types.end() ? kUnknown : it->second;
   }
-  const Node& node_;
+  Node& node_;
+  Node* live_;  // the node in the graph, which ForwardOutput names unused outputs of
   Builder& b_;
   const InferredGraph& types_;
   std::vector<std::string> out_grads_;
@@ -95,10 +116,25 @@ Tensor OneLike(DType t) {
 Status BuildGradients(Graph* g, const std::string& loss, const std::vector<std::string>& wrt,
                       const GradientOptions& options, std::map<std::string, std::string>* grads) {
   STRATA_RETURN_IF_ERROR(TopologicalSort(g));
+  // Types, with the values the gradient functions may need at build time (axes, pads, shapes computed from
+  // constants) folded. The values differentiated with respect to are variables, not constants, even when they are
+  // initializers: they are given to inference as inputs, so nothing that depends on them is folded.
   InferredGraph types;
-  InferOptions infer_options;
-  infer_options.fold_constants = false;
-  STRATA_RETURN_IF_ERROR(InferGraph(*g, g->inputs, infer_options, &types));
+  {
+    Graph view;
+    view.nodes = g->nodes;
+    view.initializers = g->initializers;
+    std::vector<ValueInfo> inputs = g->inputs;
+    for (const std::string& w : wrt) {
+      auto it = view.initializers.find(w);
+      if (it == view.initializers.end()) continue;
+      inputs.push_back({w, it->second.dtype(), PartialShape::Of(it->second.shape())});
+      view.initializers.erase(it);
+    }
+    InferOptions infer_options;
+    infer_options.max_fold_bytes = size_t{1} << 20;
+    STRATA_RETURN_IF_ERROR(InferGraph(view, inputs, infer_options, &types));
+  }
   auto loss_type = types.types.find(loss);
   if (loss_type == types.types.end()) return InvalidArgumentError("loss value '", loss, "' is not in the graph");
   if (!IsFloatingPoint(loss_type->second.dtype))
@@ -149,7 +185,7 @@ Status BuildGradients(Graph* g, const std::string& loss, const std::vector<std::
   const ops::OpRegistry& registry = ops::OpRegistry::Global();
   const size_t forward_nodes = g->nodes.size();
   for (size_t i = forward_nodes; i-- > 0;) {
-    const Node node = g->nodes[i];  // copy: emitting may not touch g->nodes, but keep the node stable regardless
+    Node node = g->nodes[i];  // a copy: g->nodes grows only at the end, but keep the node stable regardless
     std::vector<bool> needs(node.inputs.size(), false);
     bool any_need = false;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
@@ -169,7 +205,7 @@ Status BuildGradients(Graph* g, const std::string& loss, const std::vector<std::
       return UnimplementedError(node.Describe(), ": no gradient is defined for ", node.op_type,
                                 schema && !schema->no_grad_reason.empty() ? StrCat(" (", schema->no_grad_reason, ")") : "");
     b.set_scope(node.name.empty() ? StrCat("node", i) : node.name);
-    AutodiffGradContext ctx(node, b, types, out_grads, needs);
+    AutodiffGradContext ctx(node, &g->nodes[i], b, types, out_grads, needs);
     Status s = schema->grad(ctx);
     if (!s.ok()) return s.WithContext(StrCat("gradient of ", node.Describe()));
     for (size_t k = 0; k < node.inputs.size(); ++k)

@@ -67,6 +67,14 @@ class PlanKernelContext final : public ops::KernelContext {
 
   Allocator* allocator() override { return alloc_; }
 
+  StatusOr<void*> Scratch(size_t bytes) override {
+    if (plan_.scratch_offset() >= 0 && static_cast<int64_t>(bytes) <= plan_.scratch_bytes() && state_.arena != nullptr)
+      return static_cast<char*>(state_.arena) + plan_.scratch_offset();
+    auto p = KernelContext::Scratch(bytes);
+    if (!p.ok()) return Status(p.status()).WithContext(node_->Describe());
+    return p;
+  }
+
   Status RunSubgraph(const Graph& g, const std::vector<std::pair<std::string, Tensor>>& feeds,
                      std::vector<Tensor>* outputs) override {
     const ValueLookup lookup = [this](const std::string& name) -> const Tensor* {
@@ -189,6 +197,7 @@ Status Plan::AssignKernels(const SessionOptions& options) {
       }
     }
     if (!step.kernel) step.kernel = ops::MakeReferenceKernel(*step.schema);
+    scratch_bytes_ = std::max<int64_t>(scratch_bytes_, static_cast<int64_t>(step.kernel->scratch_bytes()));
     if (VerboseEnabled("dispatch")) LogInfo("dispatch: ", step.node->Describe(), " -> ", step.kernel->name());
   }
   return Status::OK();
@@ -258,6 +267,11 @@ void Plan::PlanMemory(bool enabled) {
     arena_bytes_ = std::max(arena_bytes_, offset + size);
     placed.push_back(id);
   }
+  // Kernel scratch after the values: every step may use it while it runs.
+  if (scratch_bytes_ > 0) {
+    scratch_offset_ = (arena_bytes_ + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+    arena_bytes_ = scratch_offset_ + (scratch_bytes_ + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  }
 }
 
 std::unique_ptr<ExecState> Plan::AcquireState() const {
@@ -290,10 +304,13 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
         const PlanValue* biggest = nullptr;
         for (const PlanValue& v : values_)
           if (v.arena_offset >= 0 && (biggest == nullptr || v.bytes > biggest->bytes)) biggest = &v;
-        return ResourceExhaustedError(
-            "the execution plan needs ", arena_bytes_, " bytes for intermediate values (the largest is '",
-            biggest->name, "' of ", steps_[biggest->producer].node->Describe(), ", ", biggest->bytes,
-            " bytes): ", mem.status().message());
+        const std::string largest =
+            biggest == nullptr || static_cast<int64_t>(biggest->bytes) < scratch_bytes_
+                ? StrCat("the largest is kernel scratch memory, ", scratch_bytes_, " bytes")
+                : StrCat("the largest is '", biggest->name, "' of ", steps_[biggest->producer].node->Describe(), ", ",
+                         biggest->bytes, " bytes");
+        return ResourceExhaustedError("the execution plan needs ", arena_bytes_,
+                                      " bytes for intermediate values (", largest, "): ", mem.status().message());
       }
       state->arena = *mem;
       state->arena_bytes = static_cast<size_t>(arena_bytes_);
@@ -349,7 +366,8 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
 }
 
 std::string Plan::Describe() const {
-  std::string out = StrCat("plan: ", steps_.size(), " steps, arena ", arena_bytes_, " bytes\n");
+  std::string out = StrCat("plan: ", steps_.size(), " steps, arena ", arena_bytes_, " bytes (kernel scratch ",
+                           scratch_bytes_, ")\n");
   for (size_t s = 0; s < steps_.size(); ++s) {
     const PlanStep& step = steps_[s];
     out += StrCat("  [", s, "] ", step.node->Describe(), " kernel=", step.kernel->name(), " ->");

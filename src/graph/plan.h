@@ -52,6 +52,10 @@ class Plan {
 
   int ValueId(const std::string& name) const;
   int64_t arena_bytes() const { return arena_bytes_; }
+  // Kernel scratch memory (KernelContext::Scratch), shared by the steps: the largest any step asks for, at
+  // scratch_offset() in the arena (-1 when not planned).
+  int64_t scratch_bytes() const { return scratch_bytes_; }
+  int64_t scratch_offset() const { return scratch_offset_; }
   const std::vector<PlanStep>& steps() const { return steps_; }
   const std::vector<PlanValue>& values() const { return values_; }
   std::string Describe() const;
@@ -74,6 +78,8 @@ class Plan {
   std::vector<int> input_ids_;
   std::vector<Tensor> constants_;  // by value id (undefined for non-constants)
   int64_t arena_bytes_ = 0;
+  int64_t scratch_bytes_ = 0;
+  int64_t scratch_offset_ = -1;
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<ExecState>> pool_;
 };

@@ -1,9 +1,64 @@
 // Every fast kernel, attached to its op in priority order (first that accepts a node wins; the reference kernel is
-// the last resort). src/ops/dnnl/ is the only place that includes oneDNN.
+// the last resort). src/ops/dnnl/ is the only place that includes oneDNN; with STRATA_WITH_DNNL off the reference
+// kernels run alone.
 #include "ops/op.h"
+
+#ifdef STRATA_WITH_DNNL
+#include "ops/dnnl/dnnl_kernels.h"
+#include "ops/dnnl/grad_kernels.h"
+#endif
 
 namespace strata::ops {
 
-void RegisterAllKernels(OpRegistry* r) { (void)r; }
+#ifdef STRATA_WITH_DNNL
+static void RegisterDnnlKernels(OpRegistry* r) {
+  const auto add = [r](std::string_view domain, std::initializer_list<std::string_view> ops, KernelFactory f) {
+    for (std::string_view op : ops) r->AddKernel(domain, op, KernelEntry{"dnnl", f});
+  };
+  // activation
+  add("", {"Elu", "HardSigmoid", "HardSwish", "LeakyRelu", "Relu", "Selu", "Sigmoid", "Softplus", "Tanh"},
+      onednn::CreateEltwise);
+  // math
+  add("", {"Abs", "Clip", "Exp", "Log", "Neg", "Pow", "Sqrt"}, onednn::CreateEltwise);
+  add("", {"Add", "Div", "Max", "Min", "Mul", "Sub"}, onednn::CreateBinary);
+  add("", {"Gemm"}, onednn::CreateGemm);
+  add("", {"MatMul"}, onednn::CreateMatMul);
+  // nn
+  add("", {"AveragePool", "GlobalAveragePool", "GlobalMaxPool", "MaxPool"}, onednn::CreatePool);
+  add("", {"BatchNormalization"}, onednn::CreateBatchNorm);
+  add("", {"Conv"}, onednn::CreateConv);
+  add("", {"ConvTranspose"}, onednn::CreateConvTranspose);
+  add("", {"LRN"}, onednn::CreateLrn);
+  add("", {"LogSoftmax", "Softmax"}, onednn::CreateSoftmax);
+  // reduce
+  add("",
+      {"ReduceL1", "ReduceL2", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"},
+      onednn::CreateReduce);
+  // tensor
+  add("", {"Concat"}, onednn::CreateConcat);
+  add("", {"Transpose"}, onednn::CreateTranspose);
+  // strata-domain fused and layout ops
+  add("strata", {"ChannelsLast"}, onednn::CreateChannelsLast);
+  add("strata", {"FusedConv"}, onednn::CreateFusedConv);
+  add("strata", {"FusedElementwise"}, onednn::CreateFusedElementwise);
+  add("strata", {"FusedGemm"}, onednn::CreateFusedGemm);
+  add("strata", {"FusedMatMul"}, onednn::CreateFusedMatMul);
+  // strata-domain gradient ops (backward primitives)
+  add("strata", {"BatchNormalizationGrad"}, onednn::CreateBatchNormGrad);
+  add("strata", {"ConvBackwardData"}, onednn::CreateConvBackwardData);
+  add("strata", {"ConvBackwardFilter"}, onednn::CreateConvBackwardFilter);
+  add("strata", {"GeluGrad", "ReluGrad", "SigmoidGrad", "TanhGrad"}, onednn::CreateEltwiseGrad);
+  add("strata", {"AveragePoolGrad", "MaxPoolGrad"}, onednn::CreatePoolGrad);
+  add("strata", {"LogSoftmaxGrad", "SoftmaxGrad"}, onednn::CreateSoftmaxGrad);
+}
+#endif
+
+void RegisterAllKernels(OpRegistry* r) {
+#ifdef STRATA_WITH_DNNL
+  RegisterDnnlKernels(r);
+#else
+  (void)r;
+#endif
+}
 
 }  // namespace strata::ops

@@ -99,6 +99,11 @@ class KernelContext {
   // in the subgraph's output order.
   virtual Status RunSubgraph(const graph::Graph& g, const std::vector<std::pair<std::string, Tensor>>& feeds,
                              std::vector<Tensor>* outputs) = 0;
+  // At least `bytes` of 64-byte aligned scratch memory for this Run alone (temporaries, library scratchpads), valid
+  // until Run returns. A kernel that declares scratch_bytes() gets it from the plan's arena (planned once, counted in
+  // the plan's peak, shared by the steps); anything else is allocated from allocator() for the duration of the call.
+  // RESOURCE_EXHAUSTED when the memory limit would be exceeded.
+  virtual StatusOr<void*> Scratch(size_t bytes);
 
   template <typename... Args>
   Status Error(const Args&... args) const {
@@ -110,6 +115,9 @@ class KernelContext {
   const Tensor* const* inputs_ = nullptr;
   int num_inputs_ = 0;
   int num_outputs_ = 0;
+
+ private:
+  std::vector<Tensor> scratch_;  // Scratch() memory not planned by the executor
 };
 
 class Kernel {
@@ -119,6 +127,8 @@ class Kernel {
   // (an index out of range, a shape tensor with a bad value).
   virtual Status Run(KernelContext& ctx) const = 0;
   virtual std::string_view name() const = 0;
+  // Scratch memory each Run asks for through KernelContext::Scratch (the executor plans it once per run state).
+  virtual size_t scratch_bytes() const { return 0; }
 };
 
 // Everything known when a kernel is prepared: the node and the types of its inputs and outputs (concrete shapes
@@ -158,6 +168,9 @@ class GradContext {
                                         std::string_view domain = graph::kOnnxDomain) = 0;
   // Adds a constant and returns its name.
   virtual std::string Constant(Tensor value) = 0;
+  // The name of the forward node's output i. When the graph does not use that output (an omitted optional output,
+  // e.g. Dropout's mask) the node is given a name for it, so that the gradient can read it.
+  virtual std::string ForwardOutput(int i) = 0;
 };
 
 using GradFn = Status (*)(GradContext&);

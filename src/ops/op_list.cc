@@ -41,6 +41,21 @@ static void RegisterActivationFamily(OpRegistry* r) {
   RegisterThresholdedRelu(r);
 }
 
+// ---- fused: strata-domain ops written by the fusion and layout passes (defs/fused) ----
+void RegisterChannelsLast(OpRegistry* r);
+void RegisterFusedConv(OpRegistry* r);
+void RegisterFusedElementwise(OpRegistry* r);
+void RegisterFusedGemm(OpRegistry* r);
+void RegisterFusedMatMul(OpRegistry* r);
+
+static void RegisterFusedFamily(OpRegistry* r) {
+  RegisterChannelsLast(r);
+  RegisterFusedConv(r);
+  RegisterFusedElementwise(r);
+  RegisterFusedGemm(r);
+  RegisterFusedMatMul(r);
+}
+
 // ---- generator (defs/generator) ----
 void RegisterBernoulli(OpRegistry* r);
 void RegisterConstant(OpRegistry* r);
@@ -67,10 +82,40 @@ static void RegisterGeneratorFamily(OpRegistry* r) {
 }
 
 // ---- grad: strata-domain gradient helpers (defs/grad) ----
+void RegisterAveragePoolGrad(OpRegistry* r);
+void RegisterBatchNormalizationGrad(OpRegistry* r);
+void RegisterConvBackwardData(OpRegistry* r);
+void RegisterConvBackwardFilter(OpRegistry* r);
+void RegisterGatherGrad(OpRegistry* r);
+void RegisterGeluGrad(OpRegistry* r);
+void RegisterLayerNormalizationGrad(OpRegistry* r);
+void RegisterLogSoftmaxGrad(OpRegistry* r);
+void RegisterMaxPoolGrad(OpRegistry* r);
+void RegisterNegativeLogLikelihoodLossGrad(OpRegistry* r);
 void RegisterReduceSumTo(OpRegistry* r);
+void RegisterReluGrad(OpRegistry* r);
+void RegisterSigmoidGrad(OpRegistry* r);
+void RegisterSoftmaxCrossEntropyLossGrad(OpRegistry* r);
+void RegisterSoftmaxGrad(OpRegistry* r);
+void RegisterTanhGrad(OpRegistry* r);
 
 static void RegisterGradFamily(OpRegistry* r) {
+  RegisterAveragePoolGrad(r);
+  RegisterBatchNormalizationGrad(r);
+  RegisterConvBackwardData(r);
+  RegisterConvBackwardFilter(r);
+  RegisterGatherGrad(r);
+  RegisterGeluGrad(r);
+  RegisterLayerNormalizationGrad(r);
+  RegisterLogSoftmaxGrad(r);
+  RegisterMaxPoolGrad(r);
+  RegisterNegativeLogLikelihoodLossGrad(r);
   RegisterReduceSumTo(r);
+  RegisterReluGrad(r);
+  RegisterSigmoidGrad(r);
+  RegisterSoftmaxCrossEntropyLossGrad(r);
+  RegisterSoftmaxGrad(r);
+  RegisterTanhGrad(r);
 }
 
 // ---- logic (defs/logic) ----
@@ -352,6 +397,7 @@ static void RegisterControlFamily(OpRegistry* r) { (void)r; }
 void RegisterAllOps(OpRegistry* r) {
   RegisterActivationFamily(r);
   RegisterControlFamily(r);
+  RegisterFusedFamily(r);
   RegisterGeneratorFamily(r);
   RegisterGradFamily(r);
   RegisterLogicFamily(r);

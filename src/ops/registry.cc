@@ -56,6 +56,12 @@ const OpRegistry& OpRegistry::Global() {
   return *registry;
 }
 
+StatusOr<void*> KernelContext::Scratch(size_t bytes) {
+  STRATA_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(DType::kUInt8, Shape{static_cast<int64_t>(bytes)}, allocator()));
+  scratch_.push_back(std::move(t));
+  return scratch_.back().raw_data();
+}
+
 std::unique_ptr<Kernel> MakeReferenceKernel(const OpSchema& schema) {
   return std::make_unique<ReferenceKernel>(schema.reference);
 }

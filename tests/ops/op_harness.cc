@@ -163,6 +163,13 @@ void RunOpCase(const OpCase& c) {
   for (const Tensor& t : ref) out_vt.push_back({t.dtype(), PartialShape::Of(t.shape()), nullptr});
   for (const ops::KernelEntry& entry : schema->kernels) {
     auto k = entry.create(ops::KernelInit{node, in_vt, out_vt});
+    if (entry.name == c.kernel) {
+      if (c.expect_decline) {
+        EXPECT_FALSE(k.ok()) << "kernel " << entry.name << " was expected to decline this row";
+      } else {
+        EXPECT_TRUE(k.ok()) << "kernel " << entry.name << " declined: " << k.status().ToString();
+      }
+    }
     if (!k.ok()) {
       EXPECT_EQ(k.status().code(), StatusCode::kUnimplemented) << entry.name << ": " << k.status().ToString();
       continue;

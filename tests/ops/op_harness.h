@@ -33,6 +33,11 @@ struct OpCase {
   std::string error_substr;
   // Inputs fed as initializers (constants) instead of graph inputs, e.g. shape operands.
   std::vector<int> constant_inputs;
+  // A fast kernel this row is about ("dnnl"): the row fails when that kernel declines the node (or, with
+  // expect_decline, when it accepts it). Ignored when no kernel of that name is registered for the op (a build
+  // without it).
+  std::string kernel;
+  bool expect_decline = false;
   // Gradient check: the float64 inputs to differentiate with respect to. The harness builds
   // loss = sum_k sum(output_k * R_k) with fixed random R_k, differentiates it through graph autodiff, and compares
   // with central finite differences (step grad_eps) within grad_rtol/grad_atol.

@@ -48,6 +48,15 @@ Status EliminateDeadCode(Graph* g) {
 Status RunDefaultPasses(Graph* g, const SessionOptions& options) {
   STRATA_RETURN_IF_ERROR(FoldConstants(g));
   STRATA_RETURN_IF_ERROR(EliminateDeadCode(g));
+  if (options.use_fast_kernels) {
+    // Fusion targets the fast kernels (the fused ops' reference kernels only chain the unfused ones).
+    STRATA_RETURN_IF_ERROR(FuseConvBatchNorm(g));
+    STRATA_RETURN_IF_ERROR(FuseConvActivation(g));
+    STRATA_RETURN_IF_ERROR(FuseMatMulActivation(g));
+    STRATA_RETURN_IF_ERROR(FuseElementwise(g));
+    STRATA_RETURN_IF_ERROR(ConvertToChannelsLast(g));
+    STRATA_RETURN_IF_ERROR(EliminateDeadCode(g));
+  }
   return Status::OK();
 }
 

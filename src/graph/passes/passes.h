@@ -11,7 +11,20 @@ Status FoldConstants(Graph* g);
 // Removes nodes whose outputs reach no graph output, and initializers nothing reads.
 Status EliminateDeadCode(Graph* g);
 
-// The default pipeline used by Session when SessionOptions::optimize is set.
+// Folds an inference-mode BatchNormalization into the Conv before it (new W and B initializers).
+Status FuseConvBatchNorm(Graph* g);
+// Conv/ConvTranspose [+ bias Add] [+ residual Add] [+ activation] -> strata.FusedConv.
+Status FuseConvActivation(Graph* g);
+// MatMul [+ bias Add] [+ activation] -> strata.FusedMatMul; Gemm + activation -> strata.FusedGemm.
+Status FuseMatMulActivation(Graph* g);
+// Add/Sub/Mul/Div followed by binary ops and activations -> strata.FusedElementwise.
+Status FuseElementwise(Graph* g);
+// Regions of convolutions and pools -> strata.ChannelsLast on [N, H, W, C] activations, Transposes at the edges
+// (only when strata.ChannelsLast has a fast kernel).
+Status ConvertToChannelsLast(Graph* g);
+
+// The default pipeline used by Session when SessionOptions::optimize is set: constant folding and dead code
+// elimination, then (with fast kernels on) the fusion passes.
 Status RunDefaultPasses(Graph* g, const SessionOptions& options);
 
 }  // namespace strata::graph

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "ops/defs/math/elementwise_kernels.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -119,21 +120,97 @@ Status ShrinkCompute(KernelContext& ctx) {
   });
 }
 
-OpSchema Piecewise(const char* name, int since_version, ComputeFn fn, InferFn infer = ew::InferUnary<TypeClass::kFloat>) {
-  return ew::MakeSchema(name, since_version, 1, 1, infer, fn);
+// ---- gradients: dX = dY * f'(x), with the branch chosen on X (or Y where that is equivalent) ----
+
+std::string Const(GradContext& ctx, double v) { return ScalarConst(ctx, InType(ctx, 0), v); }
+std::string Cmp(GradContext& ctx, const char* op, const std::string& a, double b) {
+  return Emit1(ctx, op, {a, Const(ctx, b)});
+}
+
+Status LeakyReluGrad(GradContext& ctx) {
+  const std::string& dy = ctx.output_grad(0);
+  const std::string alpha = Const(ctx, ctx.node().GetFloat("alpha", 0.01f));
+  ctx.SetInputGrad(0, EWhere(ctx, Cmp(ctx, "Less", In(ctx, 0), 0), EMul(ctx, dy, alpha), dy));
+  return Status::OK();
+}
+
+// x < 0: y = alpha (e^x - 1), y' = y + alpha.
+Status EluGrad(GradContext& ctx) {
+  const std::string& dy = ctx.output_grad(0);
+  const std::string alpha = Const(ctx, ctx.node().GetFloat("alpha", 1.0f));
+  ctx.SetInputGrad(0, EWhere(ctx, Cmp(ctx, "Less", In(ctx, 0), 0), EMul(ctx, dy, EAdd(ctx, Out(ctx, 0), alpha)), dy));
+  return Status::OK();
+}
+
+// x <= 0: y = gamma alpha (e^x - 1), y' = y + gamma alpha; x > 0: y' = gamma.
+Status SeluGrad(GradContext& ctx) {
+  const std::string& dy = ctx.output_grad(0);
+  const double alpha = ctx.node().GetFloat("alpha", kSeluAlpha), gamma = ctx.node().GetFloat("gamma", kSeluGamma);
+  const std::string neg = EMul(ctx, dy, EAdd(ctx, Out(ctx, 0), Const(ctx, static_cast<float>(alpha * gamma))));
+  const std::string pos = EMul(ctx, dy, Const(ctx, static_cast<float>(gamma)));
+  ctx.SetInputGrad(0, EWhere(ctx, Cmp(ctx, "LessOrEqual", In(ctx, 0), 0), neg, pos));
+  return Status::OK();
+}
+
+// x < 0: y = alpha (e^(x/alpha) - 1), y' = y / alpha + 1.
+Status CeluGrad(GradContext& ctx) {
+  const std::string& dy = ctx.output_grad(0);
+  const std::string alpha = Const(ctx, ctx.node().GetFloat("alpha", 1.0f));
+  const std::string neg = EMul(ctx, dy, EAdd(ctx, EDiv(ctx, Out(ctx, 0), alpha), Const(ctx, 1)));
+  ctx.SetInputGrad(0, EWhere(ctx, Cmp(ctx, "Less", In(ctx, 0), 0), neg, dy));
+  return Status::OK();
+}
+
+// Passes where 0 < alpha x + beta < 1 (the output is not clamped), scaled by alpha.
+Status HardSigmoidGrad(GradContext& ctx) {
+  const std::string& y = Out(ctx, 0);
+  const std::string inside = Emit1(ctx, "And", {Cmp(ctx, "Greater", y, 0), Cmp(ctx, "Less", y, 1)});
+  const std::string g = EMul(ctx, ctx.output_grad(0), Const(ctx, ctx.node().GetFloat("alpha", 0.2f)));
+  ctx.SetInputGrad(0, EWhere(ctx, inside, g, Const(ctx, 0)));
+  return Status::OK();
+}
+
+// y' = 0 for x < -3, 1 for x > 3, x / 3 + 1/2 between.
+Status HardSwishGrad(GradContext& ctx) {
+  const std::string& x = In(ctx, 0);
+  const std::string mid = EAdd(ctx, EDiv(ctx, x, Const(ctx, 3)), Const(ctx, 0.5));
+  const std::string d =
+      EWhere(ctx, Cmp(ctx, "Less", x, -3), Const(ctx, 0), EWhere(ctx, Cmp(ctx, "Greater", x, 3), Const(ctx, 1), mid));
+  ctx.SetInputGrad(0, EMul(ctx, ctx.output_grad(0), d));
+  return Status::OK();
+}
+
+Status ThresholdedReluGrad(GradContext& ctx) {
+  const std::string above = Cmp(ctx, "Greater", In(ctx, 0), ctx.node().GetFloat("alpha", 1.0f));
+  ctx.SetInputGrad(0, EWhere(ctx, above, ctx.output_grad(0), Const(ctx, 0)));
+  return Status::OK();
+}
+
+// Passes outside [-lambd, lambd].
+Status ShrinkGrad(GradContext& ctx) {
+  const std::string outside = Cmp(ctx, "Greater", Emit1(ctx, "Abs", {In(ctx, 0)}), ctx.node().GetFloat("lambd", 0.5f));
+  ctx.SetInputGrad(0, EWhere(ctx, outside, ctx.output_grad(0), Const(ctx, 0)));
+  return Status::OK();
+}
+
+OpSchema Piecewise(const char* name, int since_version, ComputeFn fn, GradFn grad,
+                   InferFn infer = ew::InferUnary<TypeClass::kFloat>) {
+  return WithGrad(ew::MakeSchema(name, since_version, 1, 1, infer, fn), grad);
 }
 
 }  // namespace
 
-void RegisterCelu(OpRegistry* r) { r->Add(Piecewise("Celu", 12, CeluCompute, InferCelu)); }
-void RegisterElu(OpRegistry* r) { r->Add(Piecewise("Elu", 6, EluCompute)); }
-void RegisterHardSigmoid(OpRegistry* r) { r->Add(Piecewise("HardSigmoid", 6, HardSigmoidCompute)); }
-void RegisterHardSwish(OpRegistry* r) { r->Add(Piecewise("HardSwish", 14, HardSwishCompute)); }
-void RegisterLeakyRelu(OpRegistry* r) { r->Add(Piecewise("LeakyRelu", 6, LeakyReluCompute)); }
-void RegisterSelu(OpRegistry* r) { r->Add(Piecewise("Selu", 6, SeluCompute)); }
+void RegisterCelu(OpRegistry* r) { r->Add(Piecewise("Celu", 12, CeluCompute, CeluGrad, InferCelu)); }
+void RegisterElu(OpRegistry* r) { r->Add(Piecewise("Elu", 6, EluCompute, EluGrad)); }
+void RegisterHardSigmoid(OpRegistry* r) { r->Add(Piecewise("HardSigmoid", 6, HardSigmoidCompute, HardSigmoidGrad)); }
+void RegisterHardSwish(OpRegistry* r) { r->Add(Piecewise("HardSwish", 14, HardSwishCompute, HardSwishGrad)); }
+void RegisterLeakyRelu(OpRegistry* r) { r->Add(Piecewise("LeakyRelu", 6, LeakyReluCompute, LeakyReluGrad)); }
+void RegisterSelu(OpRegistry* r) { r->Add(Piecewise("Selu", 6, SeluCompute, SeluGrad)); }
 void RegisterShrink(OpRegistry* r) {
-  r->Add(Piecewise("Shrink", 9, ShrinkCompute, ew::InferUnary<TypeClass::kNumeric>));
+  r->Add(Piecewise("Shrink", 9, ShrinkCompute, ShrinkGrad, ew::InferUnary<TypeClass::kNumeric>));
 }
-void RegisterThresholdedRelu(OpRegistry* r) { r->Add(Piecewise("ThresholdedRelu", 10, ThresholdedReluCompute)); }
+void RegisterThresholdedRelu(OpRegistry* r) {
+  r->Add(Piecewise("ThresholdedRelu", 10, ThresholdedReluCompute, ThresholdedReluGrad));
+}
 
 }  // namespace strata::ops

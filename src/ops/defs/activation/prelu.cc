@@ -3,6 +3,7 @@
 //     axis 1 (how PyTorch exported PReLU then); any other slope must already broadcast the numpy way.
 //   opset 7+: numpy unidirectional broadcasting. opset 9+: integer types (int32, int64, uint32, uint64) too.
 #include "ops/defs/math/elementwise_kernels.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -59,8 +60,40 @@ Status InferPRelu(InferContext& ctx) {
   return Status::OK();
 }
 
+// dX = dY where X >= 0, dY * slope elsewhere; dslope = the sum of dY * X over the negative X it scaled. Opset 6
+// per-channel slopes are viewed as [C, 1, ...] for the arithmetic (shapes must be known then).
+Status PReluGrad(GradContext& ctx) {
+  const std::string& dy = ctx.output_grad(0);
+  const std::string& x = In(ctx, 0);
+  std::string slope = In(ctx, 1);
+  bool per_channel = false;
+  if (ctx.node().opset < 7) {
+    const PartialShape& xs = ctx.input_type(0).shape;
+    const PartialShape& ss = ctx.input_type(1).shape;
+    if (!xs.IsFullyKnown() || !ss.IsFullyKnown())
+      return UnimplementedError(ctx.node().Describe(), ": the gradient of opset ", ctx.node().opset,
+                                " PRelu needs known shapes");
+    const Shape view = SlopeShape(ctx.node().opset, xs.ToShape(), ss.ToShape());
+    per_channel = view != ss.ToShape();
+    if (per_channel) slope = Emit1(ctx, "Reshape", {slope, ConstInts(ctx, view.ToVector())});
+  }
+  const std::string zero = ScalarConst(ctx, InType(ctx, 0), 0.0);
+  const std::string neg = Emit1(ctx, "Less", {x, zero});
+  if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, EWhere(ctx, neg, EMul(ctx, dy, slope), dy));
+  if (ctx.needs_input_grad(1)) {
+    const std::string g = EWhere(ctx, neg, EMul(ctx, dy, x), zero);
+    std::string target = Emit1(ctx, "Shape", {slope});
+    std::string ds = Emit1(ctx, "ReduceSumTo", {g, target}, {}, graph::kStrataDomain);
+    if (per_channel) ds = Emit1(ctx, "Reshape", {ds, Emit1(ctx, "Shape", {In(ctx, 1)})});
+    ctx.SetInputGrad(1, ds);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
-void RegisterPRelu(OpRegistry* r) { r->Add(ew::MakeSchema("PRelu", 6, 2, 2, InferPRelu, PReluCompute)); }
+void RegisterPRelu(OpRegistry* r) {
+  r->Add(WithGrad(ew::MakeSchema("PRelu", 6, 2, 2, InferPRelu, PReluCompute), PReluGrad));
+}
 
 }  // namespace strata::ops

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ops/defs/math/elementwise_kernels.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -73,17 +74,59 @@ Status InferGelu(InferContext& ctx) {
   return ew::InferUnary<TypeClass::kFloat>(ctx);
 }
 
-OpSchema Smooth(const char* name, int since_version, ComputeFn fn, InferFn infer = ew::InferUnary<TypeClass::kFloat>) {
-  return ew::MakeSchema(name, since_version, 1, 1, infer, fn);
+// ---- gradients ----
+
+Status SigmoidGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, Emit1(ctx, "SigmoidGrad", {ctx.output_grad(0), Out(ctx, 0)}, {}, graph::kStrataDomain));
+  return Status::OK();
+}
+
+Status TanhGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, Emit1(ctx, "TanhGrad", {ctx.output_grad(0), Out(ctx, 0)}, {}, graph::kStrataDomain));
+  return Status::OK();
+}
+
+Status GeluGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, Emit1(ctx, "GeluGrad", {ctx.output_grad(0), In(ctx, 0)}, CopyAttrs(ctx.node(), {"approximate"}),
+                            graph::kStrataDomain));
+  return Status::OK();
+}
+
+// softplus' = sigmoid
+Status SoftplusGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, EMul(ctx, ctx.output_grad(0), Emit1(ctx, "Sigmoid", {In(ctx, 0)})));
+  return Status::OK();
+}
+
+// softsign' = 1 / (1 + |x|)^2
+Status SoftsignGrad(GradContext& ctx) {
+  const std::string d = EAdd(ctx, ScalarConst(ctx, InType(ctx, 0), 1.0), Emit1(ctx, "Abs", {In(ctx, 0)}));
+  ctx.SetInputGrad(0, EDiv(ctx, ctx.output_grad(0), EMul(ctx, d, d)));
+  return Status::OK();
+}
+
+// mish' = tanh(sp) + x (1 - tanh(sp)^2) sigmoid(x), sp = softplus(x)
+Status MishGrad(GradContext& ctx) {
+  const std::string& x = In(ctx, 0);
+  const std::string t = Emit1(ctx, "Tanh", {Emit1(ctx, "Softplus", {x})});
+  const std::string one = ScalarConst(ctx, InType(ctx, 0), 1.0);
+  const std::string rest = EMul(ctx, EMul(ctx, x, ESub(ctx, one, EMul(ctx, t, t))), Emit1(ctx, "Sigmoid", {x}));
+  ctx.SetInputGrad(0, EMul(ctx, ctx.output_grad(0), EAdd(ctx, t, rest)));
+  return Status::OK();
+}
+
+OpSchema Smooth(const char* name, int since_version, ComputeFn fn, GradFn grad,
+                InferFn infer = ew::InferUnary<TypeClass::kFloat>) {
+  return WithGrad(ew::MakeSchema(name, since_version, 1, 1, infer, fn), grad);
 }
 
 }  // namespace
 
-void RegisterGelu(OpRegistry* r) { r->Add(Smooth("Gelu", 20, GeluCompute, InferGelu)); }
-void RegisterMish(OpRegistry* r) { r->Add(Smooth("Mish", 18, MishCompute)); }
-void RegisterSigmoid(OpRegistry* r) { r->Add(Smooth("Sigmoid", 6, SigmoidCompute)); }
-void RegisterSoftplus(OpRegistry* r) { r->Add(Smooth("Softplus", 1, SoftplusCompute)); }
-void RegisterSoftsign(OpRegistry* r) { r->Add(Smooth("Softsign", 1, SoftsignCompute)); }
-void RegisterTanh(OpRegistry* r) { r->Add(Smooth("Tanh", 6, TanhCompute)); }
+void RegisterGelu(OpRegistry* r) { r->Add(Smooth("Gelu", 20, GeluCompute, GeluGrad, InferGelu)); }
+void RegisterMish(OpRegistry* r) { r->Add(Smooth("Mish", 18, MishCompute, MishGrad)); }
+void RegisterSigmoid(OpRegistry* r) { r->Add(Smooth("Sigmoid", 6, SigmoidCompute, SigmoidGrad)); }
+void RegisterSoftplus(OpRegistry* r) { r->Add(Smooth("Softplus", 1, SoftplusCompute, SoftplusGrad)); }
+void RegisterSoftsign(OpRegistry* r) { r->Add(Smooth("Softsign", 1, SoftsignCompute, SoftsignGrad)); }
+void RegisterTanh(OpRegistry* r) { r->Add(Smooth("Tanh", 6, TanhCompute, TanhGrad)); }
 
 }  // namespace strata::ops

@@ -5,6 +5,7 @@
 // With a `seed` the draws are numpy's for numpy.random.seed(seed) (random_util.h), the convention of ONNX's tests.
 #include "ops/defs/generator/random_util.h"
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -78,6 +79,38 @@ Status DropoutCompute(KernelContext& ctx) {
   });
 }
 
+// Inference mode passes dY through. Training mode: dX = dY * mask / (1 - ratio), with the mask the forward node drew
+// (its optional output 1 is named for the purpose when the graph did not use it). When training_mode is only known
+// at run time, the scale is chosen at run time too (the inference-mode mask is all true).
+Status DropoutGrad(GradContext& ctx) {
+  const Node& node = ctx.node();
+  const std::string& dy = ctx.output_grad(0);
+  std::optional<std::vector<int64_t>> training;
+  if (node.has_input(2)) {
+    const ValueType& vt = ctx.input_type(2);
+    if (vt.has_value() && vt.value->dtype() == DType::kBool && vt.value->num_elements() == 1)
+      training = std::vector<int64_t>{vt.value->data<bool>()[0] ? 1 : 0};
+  }
+  if (node.opset < 12 || !node.has_input(2) || (training && (*training)[0] == 0)) {
+    ctx.SetInputGrad(0, dy);
+    return Status::OK();
+  }
+  const DType t = InType(ctx, 0);
+  std::string scale;
+  if (!node.has_input(1)) {
+    scale = ScalarConst(ctx, t, 2.0);
+  } else if (auto r = KnownInputScalar(ctx, 1)) {
+    scale = ScalarConst(ctx, t, 1.0 / (1.0 - *r));
+  } else {
+    const std::string one = ScalarConst(ctx, t, 1.0);
+    scale = EDiv(ctx, one, ESub(ctx, one, Emit1(ctx, "CastLike", {In(ctx, 1), In(ctx, 0)})));
+  }
+  if (!training) scale = EWhere(ctx, In(ctx, 2), scale, ScalarConst(ctx, t, 1.0));
+  const std::string mask = ctx.ForwardOutput(1);
+  ctx.SetInputGrad(0, EWhere(ctx, mask, EMul(ctx, dy, scale), ScalarConst(ctx, t, 0.0)));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterDropout(OpRegistry* r) {
@@ -89,6 +122,7 @@ void RegisterDropout(OpRegistry* r) {
   s.infer = DropoutInfer;
   s.reference = DropoutCompute;
   s.deterministic = false;  // training mode draws random masks
+  s.grad = DropoutGrad;
   r->Add(std::move(s));
 }
 

@@ -1,6 +1,7 @@
 // Where (opset 9, 16): out = condition ? X : Y, numpy broadcasting across all three inputs. condition is bool; X and
 // Y share any one dtype (strings included), which is the output's.
 #include "ops/defs/math/elementwise_kernels.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -58,8 +59,20 @@ Status InferWhere(InferContext& ctx) {
   return Status::OK();
 }
 
+// The gradient goes to X where the condition holds and to Y elsewhere, each reduced to its input's shape.
+Status WhereGrad(GradContext& ctx) {
+  const std::string& dz = ctx.output_grad(0);
+  const std::string& c = In(ctx, 0);
+  const std::string zero = ScalarConst(ctx, InType(ctx, 1), 0.0);
+  if (ctx.needs_input_grad(1)) ctx.SetInputGrad(1, ReduceGradTo(ctx, EWhere(ctx, c, dz, zero), 1));
+  if (ctx.needs_input_grad(2)) ctx.SetInputGrad(2, ReduceGradTo(ctx, EWhere(ctx, c, zero, dz), 2));
+  return Status::OK();
+}
+
 }  // namespace
 
-void RegisterWhere(OpRegistry* r) { r->Add(ew::MakeSchema("Where", 9, 3, 3, InferWhere, WhereCompute)); }
+void RegisterWhere(OpRegistry* r) {
+  r->Add(WithGrad(ew::MakeSchema("Where", 9, 3, 3, InferWhere, WhereCompute), WhereGrad));
+}
 
 }  // namespace strata::ops

@@ -2,6 +2,7 @@
 // [N, d1..dk] class indices, optional weight [C]; attributes reduction (none/sum/mean, default mean) and ignore_index.
 // loss = -weight[t] * input[n, t, d...], reduced as loss_util.h describes.
 #include "ops/defs/loss/loss_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -16,6 +17,18 @@ Status NllCompute(KernelContext& ctx) {
   });
 }
 
+// dInput = strata.NegativeLogLikelihoodLossGrad(dloss, Shape(input), target, weight).
+Status NllGrad(GradContext& ctx) {
+  if (ctx.needs_input_grad(2))
+    return UnimplementedError(ctx.node().Describe(),
+                              ": the gradient with respect to the class weights is not supported");
+  std::vector<std::string> ins{ctx.output_grad(0), Emit1(ctx, "Shape", {In(ctx, 0)}), In(ctx, 1)};
+  if (ctx.node().has_input(2)) ins.push_back(In(ctx, 2));
+  ctx.SetInputGrad(0, Emit1(ctx, "NegativeLogLikelihoodLossGrad", ins,
+                            CopyAttrs(ctx.node(), {"reduction", "ignore_index"}), graph::kStrataDomain));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterNegativeLogLikelihoodLoss(OpRegistry* r) {
@@ -26,6 +39,7 @@ void RegisterNegativeLogLikelihoodLoss(OpRegistry* r) {
   s.max_inputs = 3;
   s.infer = InferLoss;
   s.reference = NllCompute;
+  s.grad = NllGrad;
   r->Add(std::move(s));
 }
 

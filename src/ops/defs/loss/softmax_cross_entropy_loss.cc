@@ -3,6 +3,7 @@
 // double (x - max - log(sum(exp(x - max)))), optionally returned as output 1 (log_prob, the scores' shape), and fed
 // to the same weighted negative log-likelihood as NegativeLogLikelihoodLoss (loss_util.h).
 #include "ops/defs/loss/loss_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -47,6 +48,31 @@ Status SceCompute(KernelContext& ctx) {
   });
 }
 
+// dScores = strata.SoftmaxCrossEntropyLossGrad(dloss, log_prob, target, weight), reading the forward node's log_prob
+// output (named for the purpose when the graph does not use it), plus LogSoftmaxGrad of log_prob's own gradient.
+Status SceGrad(GradContext& ctx) {
+  if (ctx.needs_input_grad(2))
+    return UnimplementedError(ctx.node().Describe(),
+                              ": the gradient with respect to the class weights is not supported");
+  const std::string log_prob = ctx.ForwardOutput(1);
+  std::string dx;
+  if (!ctx.output_grad(0).empty()) {
+    std::vector<std::string> ins{ctx.output_grad(0), log_prob, In(ctx, 1)};
+    if (ctx.node().has_input(2)) ins.push_back(In(ctx, 2));
+    dx = Emit1(ctx, "SoftmaxCrossEntropyLossGrad", ins, CopyAttrs(ctx.node(), {"reduction", "ignore_index"}),
+               graph::kStrataDomain);
+  }
+  if (!ctx.output_grad(1).empty()) {
+    AttributeMap axis;
+    axis["axis"] = Attribute::Int(1);
+    const std::string d2 =
+        Emit1(ctx, "LogSoftmaxGrad", {ctx.output_grad(1), log_prob}, std::move(axis), graph::kStrataDomain);
+    dx = dx.empty() ? d2 : EAdd(ctx, dx, d2);
+  }
+  ctx.SetInputGrad(0, dx);
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterSoftmaxCrossEntropyLoss(OpRegistry* r) {
@@ -59,6 +85,7 @@ void RegisterSoftmaxCrossEntropyLoss(OpRegistry* r) {
   s.max_outputs = 2;
   s.infer = InferLoss;
   s.reference = SceCompute;
+  s.grad = SceGrad;
   r->Add(std::move(s));
 }
 

@@ -73,38 +73,24 @@ Status InferArith(InferContext& ctx) {
   return ew::InferBinaryShape(ctx, DType::kUndefined);
 }
 
-// Legacy (opset < 7) broadcasting with an axis that is not the suffix position aligns B differently from numpy, so
-// reducing the gradient to B's shape would sum the wrong dimensions: refuse it rather than be wrong.
-Status CheckGradBroadcast(GradContext& ctx) {
-  const Node& n = ctx.node();
-  if (n.opset > 0 && n.opset < 7 && n.GetInt("broadcast", 0) != 0 && n.HasAttr("axis")) {
-    const PartialShape& a = ctx.input_type(0).shape;
-    const PartialShape& b = ctx.input_type(1).shape;
-    if (!a.rank_known || !b.rank_known || n.GetInt("axis", 0) != a.rank() - b.rank())
-      return UnimplementedError(n.Describe(), ": gradient of opset ", n.opset,
-                                " broadcasting with attribute axis (B not aligned as a suffix) is not supported");
-  }
-  return Status::OK();
-}
-
 // d(a+b) = (dy, dy); d(a-b) = (dy, -dy); d(a*b) = (dy*b, dy*a); d(a/b) = (dy/b, -dy*a/b^2); each reduced to its
 // input's shape when the op broadcast it.
 Status AddGrad(GradContext& ctx) {
-  STRATA_RETURN_IF_ERROR(CheckGradBroadcast(ctx));
+  STRATA_RETURN_IF_ERROR(CheckNumpyBroadcast(ctx));
   const std::string& dy = ctx.output_grad(0);
   if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, ReduceGradTo(ctx, dy, 0));
   if (ctx.needs_input_grad(1)) ctx.SetInputGrad(1, ReduceGradTo(ctx, dy, 1));
   return Status::OK();
 }
 Status SubGrad(GradContext& ctx) {
-  STRATA_RETURN_IF_ERROR(CheckGradBroadcast(ctx));
+  STRATA_RETURN_IF_ERROR(CheckNumpyBroadcast(ctx));
   const std::string& dy = ctx.output_grad(0);
   if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, ReduceGradTo(ctx, dy, 0));
   if (ctx.needs_input_grad(1)) ctx.SetInputGrad(1, ReduceGradTo(ctx, Emit1(ctx, "Neg", {dy}), 1));
   return Status::OK();
 }
 Status MulGrad(GradContext& ctx) {
-  STRATA_RETURN_IF_ERROR(CheckGradBroadcast(ctx));
+  STRATA_RETURN_IF_ERROR(CheckNumpyBroadcast(ctx));
   const std::string& dy = ctx.output_grad(0);
   const auto& in = ctx.node().inputs;
   if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, ReduceGradTo(ctx, Emit1(ctx, "Mul", {dy, in[1]}), 0));
@@ -112,7 +98,7 @@ Status MulGrad(GradContext& ctx) {
   return Status::OK();
 }
 Status DivGrad(GradContext& ctx) {
-  STRATA_RETURN_IF_ERROR(CheckGradBroadcast(ctx));
+  STRATA_RETURN_IF_ERROR(CheckNumpyBroadcast(ctx));
   const std::string& dy = ctx.output_grad(0);
   const auto& in = ctx.node().inputs;
   if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, ReduceGradTo(ctx, Emit1(ctx, "Div", {dy, in[1]}), 0));

@@ -14,6 +14,7 @@
 
 #include "ops/defs/math/elementwise_kernels.h"
 #include "ops/defs/math/number_text.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -169,11 +170,20 @@ Status InferCastLike(InferContext& ctx) {
   return Status::OK();
 }
 
+// Between float types the gradient is cast back to the input's type. (Only float inputs are differentiated, and a
+// cast to a non-float type passes no gradient on.)
+Status CastGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, Emit1(ctx, "CastLike", {ctx.output_grad(0), In(ctx, 0)}));
+  return Status::OK();
+}
+
 }  // namespace
 
-void RegisterCast(OpRegistry* r) { r->Add(ew::MakeSchema("Cast", 6, 1, 1, InferCast, CastCompute)); }
+void RegisterCast(OpRegistry* r) {
+  r->Add(WithGrad(ew::MakeSchema("Cast", 6, 1, 1, InferCast, CastCompute), CastGrad));
+}
 void RegisterCastLike(OpRegistry* r) {
-  r->Add(ew::MakeSchema("CastLike", 15, 2, 2, InferCastLike, CastLikeCompute));
+  r->Add(WithGrad(ew::MakeSchema("CastLike", 15, 2, 2, InferCastLike, CastLikeCompute), CastGrad));
 }
 
 }  // namespace strata::ops

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ops/defs/math/elementwise_kernels.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -78,8 +79,26 @@ Status InferClip(InferContext& ctx) {
   return Status::OK();
 }
 
+// The gradient passes where the input was not clipped (y == x); a bound input gets the gradient of the elements it
+// replaced (below the lower bound, above the upper one).
+Status ClipGrad(GradContext& ctx) {
+  const std::string& dy = ctx.output_grad(0);
+  const std::string& x = In(ctx, 0);
+  const std::string& y = Out(ctx, 0);
+  const std::string zero = ScalarConst(ctx, InType(ctx, 0), 0.0);
+  if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, EWhere(ctx, Emit1(ctx, "Equal", {x, y}), dy, zero));
+  for (int i = 1; i <= 2; ++i) {
+    if (!ctx.needs_input_grad(i)) continue;
+    const std::string replaced = Emit1(ctx, i == 1 ? "Less" : "Greater", {x, y});
+    ctx.SetInputGrad(i, ReduceGradTo(ctx, EWhere(ctx, replaced, dy, zero), i));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
-void RegisterClip(OpRegistry* r) { r->Add(ew::MakeSchema("Clip", 6, 1, 3, InferClip, ClipCompute)); }
+void RegisterClip(OpRegistry* r) {
+  r->Add(WithGrad(ew::MakeSchema("Clip", 6, 1, 3, InferClip, ClipCompute), ClipGrad));
+}
 
 }  // namespace strata::ops

@@ -2,6 +2,7 @@
 // a 1-element 1-D tensor is accepted too). exclusive=1 leaves each element out of its own sum; reverse=1 sums from
 // the end. Floats accumulate in their compute type (float for the 16-bit floats), integers wrap like numpy.
 #include "ops/defs/reduce/reduce_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -71,6 +72,14 @@ Status CumSumCompute(KernelContext& ctx) {
   });
 }
 
+// The adjoint of a running sum is the running sum in the other direction (exclusive stays exclusive).
+Status CumSumGrad(GradContext& ctx) {
+  AttributeMap attrs = CopyAttrs(ctx.node(), {"exclusive"});
+  attrs["reverse"] = Attribute::Int(ctx.node().GetInt("reverse", 0) != 0 ? 0 : 1);
+  ctx.SetInputGrad(0, Emit1(ctx, "CumSum", {ctx.output_grad(0), In(ctx, 1)}, std::move(attrs)));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterCumSum(OpRegistry* r) {
@@ -81,6 +90,7 @@ void RegisterCumSum(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = CumSumInfer;
   s.reference = CumSumCompute;
+  s.grad = CumSumGrad;
   r->Add(std::move(s));
 }
 

@@ -85,6 +85,7 @@ void RegisterDet(OpRegistry* r) {
   s.since_version = 11;
   s.infer = DetInfer;
   s.reference = DetCompute;
+  s.no_grad_reason = "not implemented: needs a matrix inverse (d det(A) = det(A) inv(A)^T)";
   r->Add(std::move(s));
 }
 

@@ -8,9 +8,12 @@
 // the last result is summed and permuted into the output. Integers compute in uint64 (wrapping, like numpy's
 // fixed-width arithmetic), the 16-bit floats in float.
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "ops/defs/math/einsum_equation.h"
 #include "ops/defs/reduce/reduce_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -294,6 +297,80 @@ Status EinsumCompute(KernelContext& ctx) {
                          [&](auto tag) { return EinsumTyped<typename decltype(tag)::type>(ctx, labels, size); });
 }
 
+// Operand i's gradient is another Einsum: dY contracted with every other operand onto operand i's labels. Labels only
+// operand i has (summed away in the forward) come back by broadcasting; labels of size 1 that broadcast against a
+// larger size elsewhere are summed back to 1. Ellipsis dimensions get letters of their own. Repeated labels within
+// the differentiated operand (diagonals) are not supported; operand ranks must be known.
+Status EinsumGrad(GradContext& ctx) {
+  const Node& node = ctx.node();
+  const int n = static_cast<int>(node.inputs.size());
+  STRATA_ASSIGN_OR_RETURN(std::string equation, node.RequireString("equation"));
+  STRATA_ASSIGN_OR_RETURN(EinsumEquation eq, ParseEinsum(node, equation, n));
+  std::vector<int> ranks;
+  for (int i = 0; i < n; ++i) {
+    if (!ctx.input_type(i).shape.rank_known)
+      return UnimplementedError(node.Describe(), ": the gradient of Einsum needs the operands' ranks");
+    ranks.push_back(ctx.input_type(i).shape.rank());
+  }
+  STRATA_ASSIGN_OR_RETURN(EinsumLabels labels, ResolveEinsumLabels(node, eq, ranks));
+  // Letters: a label below kEllipsisLabel keeps its own; ellipsis dimensions take letters nobody uses.
+  std::map<int, char> letter;
+  std::vector<bool> used(kEllipsisLabel, false);
+  auto all = labels.inputs;
+  all.push_back(labels.output);
+  for (const auto& term : all)
+    for (int l : term)
+      if (l < kEllipsisLabel) used[l] = true, letter[l] = EinsumLabelChar(l);
+  int next = 0;
+  for (const auto& term : all)
+    for (int l : term) {
+      if (letter.count(l)) continue;
+      while (next < kEllipsisLabel && used[next]) ++next;
+      if (next == kEllipsisLabel) return UnimplementedError(node.Describe(), ": too many labels for the gradient");
+      used[next] = true;
+      letter[l] = EinsumLabelChar(next);
+    }
+  const auto spell = [&](const std::vector<int>& term) {
+    std::string t;
+    for (int l : term) t += letter[l];
+    return t;
+  };
+  for (int i = 0; i < n; ++i) {
+    if (!ctx.needs_input_grad(i)) continue;
+    const std::vector<int>& li = labels.inputs[i];
+    for (size_t a = 0; a < li.size(); ++a)
+      for (size_t b = a + 1; b < li.size(); ++b)
+        if (li[a] == li[b])
+          return UnimplementedError(node.Describe(), ": the gradient of an Einsum operand with a repeated label (",
+                                    letter[li[a]], ") is not supported");
+    std::set<int> others(labels.output.begin(), labels.output.end());
+    std::string sub = spell(labels.output);
+    std::vector<std::string> ins{ctx.output_grad(0)};
+    for (int j = 0; j < n; ++j) {
+      if (j == i) continue;
+      others.insert(labels.inputs[j].begin(), labels.inputs[j].end());
+      sub += "," + spell(labels.inputs[j]);
+      ins.push_back(In(ctx, j));
+    }
+    std::vector<int> keep;
+    std::vector<int64_t> missing;
+    for (size_t a = 0; a < li.size(); ++a) {
+      if (others.count(li[a])) {
+        keep.push_back(li[a]);
+      } else {
+        missing.push_back(static_cast<int64_t>(a));
+      }
+    }
+    AttributeMap attrs;
+    attrs["equation"] = Attribute::String(sub + "->" + spell(keep));
+    std::string g = Emit1(ctx, "Einsum", ins, std::move(attrs));
+    const std::string shape = Emit1(ctx, "Shape", {In(ctx, i)});
+    if (!missing.empty()) g = Emit1(ctx, "Expand", {Emit1(ctx, "Unsqueeze", {g, ConstInts(ctx, missing)}), shape});
+    ctx.SetInputGrad(i, Emit1(ctx, "ReduceSumTo", {g, shape}, {}, graph::kStrataDomain));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterEinsum(OpRegistry* r) {
@@ -304,6 +381,7 @@ void RegisterEinsum(OpRegistry* r) {
   s.max_inputs = -1;
   s.infer = EinsumInfer;
   s.reference = EinsumCompute;
+  s.grad = EinsumGrad;
   r->Add(std::move(s));
 }
 

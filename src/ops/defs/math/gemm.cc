@@ -6,6 +6,7 @@
 // serves Conv, parallel over tiles of Y.
 #include "ops/defs/nn/gemm_kernel.h"
 #include "ops/defs/nn/nn_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -118,6 +119,30 @@ Status GemmCompute(KernelContext& ctx) {
   }
 }
 
+// With A' = op(A), B' = op(B): dA' = alpha dY B'^T, dB' = alpha A'^T dY, each emitted as one Gemm that also undoes
+// the transposition (dA = alpha B' dY^T when transA, ...); dC = beta dY summed to C's shape.
+Status GemmGrad(GradContext& ctx) {
+  const Node& node = ctx.node();
+  const int64_t ta = node.GetInt("transA", 0) != 0, tb = node.GetInt("transB", 0) != 0;
+  const float alpha = node.GetFloat("alpha", 1.0f), beta = node.GetFloat("beta", 1.0f);
+  const std::string& dy = ctx.output_grad(0);
+  const auto gemm = [&](const std::string& a, const std::string& b, int64_t trans_a, int64_t trans_b) {
+    AttributeMap attrs;
+    attrs["alpha"] = Attribute::Float(alpha);
+    attrs["transA"] = Attribute::Int(trans_a);
+    attrs["transB"] = Attribute::Int(trans_b);
+    return Emit1(ctx, "Gemm", {a, b}, std::move(attrs));
+  };
+  if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, ta ? gemm(In(ctx, 1), dy, tb, 1) : gemm(dy, In(ctx, 1), 0, 1 - tb));
+  if (ctx.needs_input_grad(1)) ctx.SetInputGrad(1, tb ? gemm(dy, In(ctx, 0), 1, ta) : gemm(In(ctx, 0), dy, 1 - ta, 0));
+  if (node.has_input(2) && ctx.needs_input_grad(2)) {
+    std::string dc = dy;
+    if (beta != 1.0f) dc = EMul(ctx, dy, ScalarConst(ctx, InType(ctx, 2), beta));
+    ctx.SetInputGrad(2, ReduceGradTo(ctx, dc, 2));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterGemm(OpRegistry* r) {
@@ -128,6 +153,7 @@ void RegisterGemm(OpRegistry* r) {
   s.max_inputs = 3;
   s.infer = GemmInfer;
   s.reference = GemmCompute;
+  s.grad = GemmGrad;
   r->Add(std::move(s));
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ops/defs/math/elementwise_kernels.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -84,10 +85,21 @@ Status InferMod(InferContext& ctx) {
   return ew::InferBinaryShape(ctx, DType::kUndefined);
 }
 
+// Float Mod is fmod: a - b * trunc(a / b), so dA = dY and dB = -dY * trunc(a / b) (almost everywhere), each reduced
+// to its input's shape.
+Status ModGrad(GradContext& ctx) {
+  const std::string& dy = ctx.output_grad(0);
+  if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, ReduceGradTo(ctx, dy, 0));
+  if (ctx.needs_input_grad(1)) {
+    const std::string q = EDiv(ctx, In(ctx, 0), In(ctx, 1));
+    const std::string trunc = EMul(ctx, Emit1(ctx, "Sign", {q}), Emit1(ctx, "Floor", {Emit1(ctx, "Abs", {q})}));
+    ctx.SetInputGrad(1, ReduceGradTo(ctx, ENeg(ctx, EMul(ctx, dy, trunc)), 1));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
-void RegisterMod(OpRegistry* r) {
-  r->Add(ew::MakeSchema("Mod", 10, 2, 2, InferMod, ModCompute));
-}
+void RegisterMod(OpRegistry* r) { r->Add(WithGrad(ew::MakeSchema("Mod", 10, 2, 2, InferMod, ModCompute), ModGrad)); }
 
 }  // namespace strata::ops

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "ops/defs/math/elementwise_kernels.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -97,8 +98,28 @@ Status InferPow(InferContext& ctx) {
   return ew::InferBinaryShape(ctx, DType::kUndefined);
 }
 
+// dX = dZ * Y * X^(Y-1); dY = dZ * Z * log(X) (NaN for negative bases, as the real logarithm); each reduced to its
+// input's shape. Y of another type than X is cast to X's type first, and its gradient back to its own.
+Status PowGrad(GradContext& ctx) {
+  STRATA_RETURN_IF_ERROR(CheckNumpyBroadcast(ctx));
+  const std::string& dz = ctx.output_grad(0);
+  const std::string& x = In(ctx, 0);
+  const bool same = InType(ctx, 1) == InType(ctx, 0);
+  const std::string y = same ? In(ctx, 1) : Emit1(ctx, "CastLike", {In(ctx, 1), x});
+  if (ctx.needs_input_grad(0)) {
+    const std::string p = Emit1(ctx, "Pow", {x, ESub(ctx, y, ScalarConst(ctx, InType(ctx, 0), 1.0))});
+    ctx.SetInputGrad(0, ReduceGradTo(ctx, EMul(ctx, dz, EMul(ctx, y, p)), 0));
+  }
+  if (ctx.needs_input_grad(1)) {
+    std::string dy = EMul(ctx, dz, EMul(ctx, Out(ctx, 0), Emit1(ctx, "Log", {x})));
+    if (!same) dy = Emit1(ctx, "CastLike", {dy, In(ctx, 1)});
+    ctx.SetInputGrad(1, ReduceGradTo(ctx, dy, 1));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
-void RegisterPow(OpRegistry* r) { r->Add(ew::MakeSchema("Pow", 7, 2, 2, InferPow, PowCompute)); }
+void RegisterPow(OpRegistry* r) { r->Add(WithGrad(ew::MakeSchema("Pow", 7, 2, 2, InferPow, PowCompute), PowGrad)); }
 
 }  // namespace strata::ops

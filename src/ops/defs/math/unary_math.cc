@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ops/defs/math/elementwise_kernels.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -83,28 +84,71 @@ Status RoundCompute(KernelContext& ctx) {
 
 constexpr const char* kRoundingNoGrad = "piecewise constant: the gradient is zero almost everywhere";
 
+// Gradients (float inputs; integer inputs are never differentiated).
+Status AbsGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, EMul(ctx, ctx.output_grad(0), Emit1(ctx, "Sign", {In(ctx, 0)})));
+  return Status::OK();
+}
+Status NegGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, ENeg(ctx, ctx.output_grad(0)));
+  return Status::OK();
+}
+// d erf(x) = 2/sqrt(pi) exp(-x^2)
+Status ErfGrad(GradContext& ctx) {
+  const std::string& x = In(ctx, 0);
+  const std::string e = Emit1(ctx, "Exp", {ENeg(ctx, EMul(ctx, x, x))});
+  const std::string k = ScalarConst(ctx, InType(ctx, 0), 1.1283791670955126);
+  ctx.SetInputGrad(0, EMul(ctx, ctx.output_grad(0), EMul(ctx, e, k)));
+  return Status::OK();
+}
+// d(1/x) = -y^2
+Status ReciprocalGrad(GradContext& ctx) {
+  const std::string& y = Out(ctx, 0);
+  ctx.SetInputGrad(0, ENeg(ctx, EMul(ctx, ctx.output_grad(0), EMul(ctx, y, y))));
+  return Status::OK();
+}
+Status ExpGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, EMul(ctx, ctx.output_grad(0), Out(ctx, 0)));
+  return Status::OK();
+}
+Status LogGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, EDiv(ctx, ctx.output_grad(0), In(ctx, 0)));
+  return Status::OK();
+}
+// d sqrt(x) = 0.5 / y
+Status SqrtGrad(GradContext& ctx) {
+  const std::string half = ScalarConst(ctx, InType(ctx, 0), 0.5);
+  ctx.SetInputGrad(0, EDiv(ctx, EMul(ctx, ctx.output_grad(0), half), Out(ctx, 0)));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterAbs(OpRegistry* r) {
-  r->Add(ew::MakeSchema("Abs", 6, 1, 1, ew::InferUnary<TypeClass::kNumeric>, AbsCompute));
+  r->Add(WithGrad(ew::MakeSchema("Abs", 6, 1, 1, ew::InferUnary<TypeClass::kNumeric>, AbsCompute), AbsGrad));
 }
 void RegisterNeg(OpRegistry* r) {
-  r->Add(ew::MakeSchema("Neg", 6, 1, 1, ew::InferUnary<TypeClass::kSignedOrFloat>, NegCompute));
+  r->Add(WithGrad(ew::MakeSchema("Neg", 6, 1, 1, ew::InferUnary<TypeClass::kSignedOrFloat>, NegCompute), NegGrad));
 }
 void RegisterSign(OpRegistry* r) {
   r->Add(ew::MakeSchema("Sign", 9, 1, 1, ew::InferUnary<TypeClass::kNumeric>, SignCompute, kRoundingNoGrad));
 }
 void RegisterErf(OpRegistry* r) {
-  r->Add(ew::MakeSchema("Erf", 9, 1, 1, ew::InferUnary<TypeClass::kNumeric>, ErfCompute));
+  r->Add(WithGrad(ew::MakeSchema("Erf", 9, 1, 1, ew::InferUnary<TypeClass::kNumeric>, ErfCompute), ErfGrad));
 }
 
 void RegisterReciprocal(OpRegistry* r) {
-  r->Add(ew::MakeSchema("Reciprocal", 6, 1, 1, ew::InferUnary<TypeClass::kFloat>, ReciprocalCompute));
+  r->Add(WithGrad(ew::MakeSchema("Reciprocal", 6, 1, 1, ew::InferUnary<TypeClass::kFloat>, ReciprocalCompute),
+                  ReciprocalGrad));
 }
-void RegisterExp(OpRegistry* r) { r->Add(ew::MakeSchema("Exp", 6, 1, 1, ew::InferUnary<TypeClass::kFloat>, ExpCompute)); }
-void RegisterLog(OpRegistry* r) { r->Add(ew::MakeSchema("Log", 6, 1, 1, ew::InferUnary<TypeClass::kFloat>, LogCompute)); }
+void RegisterExp(OpRegistry* r) {
+  r->Add(WithGrad(ew::MakeSchema("Exp", 6, 1, 1, ew::InferUnary<TypeClass::kFloat>, ExpCompute), ExpGrad));
+}
+void RegisterLog(OpRegistry* r) {
+  r->Add(WithGrad(ew::MakeSchema("Log", 6, 1, 1, ew::InferUnary<TypeClass::kFloat>, LogCompute), LogGrad));
+}
 void RegisterSqrt(OpRegistry* r) {
-  r->Add(ew::MakeSchema("Sqrt", 6, 1, 1, ew::InferUnary<TypeClass::kFloat>, SqrtCompute));
+  r->Add(WithGrad(ew::MakeSchema("Sqrt", 6, 1, 1, ew::InferUnary<TypeClass::kFloat>, SqrtCompute), SqrtGrad));
 }
 void RegisterFloor(OpRegistry* r) {
   r->Add(ew::MakeSchema("Floor", 6, 1, 1, ew::InferUnary<TypeClass::kFloat>, FloorCompute, kRoundingNoGrad));

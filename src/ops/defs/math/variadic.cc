@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ops/defs/math/elementwise_kernels.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -98,9 +99,38 @@ Status InferVariadic(InferContext& ctx) {
   return InferBroadcast(ctx);
 }
 
+// Sum: every input gets dY; Mean: dY / n; Min/Max: the inputs equal to the result share dY evenly (ties split it),
+// each reduced to its input's shape.
+template <Fold kFold>
+Status VariadicGrad(GradContext& ctx) {
+  const std::string& dy = ctx.output_grad(0);
+  const int n = static_cast<int>(ctx.node().inputs.size());
+  std::string g = dy;
+  if (kFold == Fold::kMean) g = EDiv(ctx, dy, ScalarConst(ctx, InType(ctx, 0), n));
+  if constexpr (kFold == Fold::kMin || kFold == Fold::kMax) {
+    if (n > 1) {
+      std::vector<std::string> masks;
+      for (int i = 0; i < n; ++i) {
+        AttributeMap to;
+        to["to"] = Attribute::Int(static_cast<int64_t>(InType(ctx, 0)));
+        masks.push_back(Emit1(ctx, "Cast", {Emit1(ctx, "Equal", {In(ctx, i), Out(ctx, 0)})}, std::move(to)));
+      }
+      const std::string share = EDiv(ctx, dy, Emit1(ctx, "Sum", masks));
+      for (int i = 0; i < n; ++i)
+        if (ctx.needs_input_grad(i)) ctx.SetInputGrad(i, ReduceGradTo(ctx, EMul(ctx, share, masks[i]), i));
+      return Status::OK();
+    }
+  }
+  for (int i = 0; i < n; ++i)
+    if (ctx.needs_input_grad(i)) ctx.SetInputGrad(i, ReduceGradTo(ctx, g, i));
+  return Status::OK();
+}
+
 template <Fold kFold>
 OpSchema Variadic(const char* name, std::string no_grad_reason = "") {
-  return ew::MakeSchema(name, 8, 1, -1, InferVariadic<kFold>, VariadicCompute<kFold>, std::move(no_grad_reason));
+  return WithGrad(
+      ew::MakeSchema(name, 8, 1, -1, InferVariadic<kFold>, VariadicCompute<kFold>, std::move(no_grad_reason)),
+      VariadicGrad<kFold>);
 }
 
 }  // namespace

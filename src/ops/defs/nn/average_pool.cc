@@ -5,6 +5,7 @@
 // floats accumulate in float32). 1-3 spatial dimensions.
 #include "core/parallel.h"
 #include "ops/defs/nn/spatial.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -82,6 +83,15 @@ Status AveragePoolCompute(KernelContext& ctx) {
   });
 }
 
+// dX = strata.AveragePoolGrad(dY, Shape(X)).
+Status AveragePoolGradient(GradContext& ctx) {
+  ctx.SetInputGrad(0, Emit1(ctx, "AveragePoolGrad", {ctx.output_grad(0), Emit1(ctx, "Shape", {In(ctx, 0)})},
+                            CopyAttrs(ctx.node(), {"auto_pad", "ceil_mode", "count_include_pad", "dilations",
+                                                   "kernel_shape", "pads", "strides"}),
+                            graph::kStrataDomain));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterAveragePool(OpRegistry* r) {
@@ -92,6 +102,7 @@ void RegisterAveragePool(OpRegistry* r) {
   s.max_inputs = 1;
   s.infer = AveragePoolInfer;
   s.reference = AveragePoolCompute;
+  s.grad = AveragePoolGradient;
   r->Add(std::move(s));
 }
 

@@ -8,6 +8,7 @@
 // float types than X. Computes in float32 (float64 when any input is float64).
 #include "core/parallel.h"
 #include "ops/defs/nn/nn_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -162,6 +163,40 @@ Status BatchNormCompute(KernelContext& ctx) {
                     : BatchNormRun<float>(ctx, p, outer, channels, inner);
 }
 
+// dX, dScale, dB = strata.BatchNormalizationGrad(dY, X, scale, mean, var), in training mode through the batch
+// statistics. In inference mode the mean and var inputs get gradients too: dmean = -dB scale istd and
+// dvar = -dScale scale istd^2 / 2. The running statistics outputs are not differentiated.
+Status BatchNormGrad(GradContext& ctx) {
+  const Node& node = ctx.node();
+  if (!ctx.output_grad(1).empty() || !ctx.output_grad(2).empty())
+    return UnimplementedError(node.Describe(), ": the running mean/var outputs are not differentiable here");
+  const bool wants_stats = node.has_output(1) || node.has_output(2);
+  STRATA_ASSIGN_OR_RETURN(BnParams p,
+                          ReadBnParams(node, node.opset, wants_stats, node.has_output(3) || node.has_output(4)));
+  AttributeMap attrs;
+  attrs["epsilon"] = Attribute::Float(p.epsilon);
+  attrs["training_mode"] = Attribute::Int(p.training ? 1 : 0);
+  attrs["spatial"] = Attribute::Int(p.spatial ? 1 : 0);
+  const std::vector<std::string> g =
+      ctx.Emit("BatchNormalizationGrad", {ctx.output_grad(0), In(ctx, 0), In(ctx, 1), In(ctx, 3), In(ctx, 4)},
+               std::move(attrs), 3, graph::kStrataDomain);
+  for (int i = 0; i < 3; ++i)
+    if (ctx.needs_input_grad(i)) ctx.SetInputGrad(i, g[i]);
+  if (!p.training && (ctx.needs_input_grad(3) || ctx.needs_input_grad(4))) {
+    const DType t = InType(ctx, 4);
+    const std::string istd =
+        Emit1(ctx, "Reciprocal", {Emit1(ctx, "Sqrt", {EAdd(ctx, In(ctx, 4), ScalarConst(ctx, t, p.epsilon))})});
+    const std::string s = EMul(ctx, Emit1(ctx, "CastLike", {In(ctx, 1), In(ctx, 4)}), istd);
+    if (ctx.needs_input_grad(3))
+      ctx.SetInputGrad(
+          3, ENeg(ctx, EMul(ctx, Emit1(ctx, "CastLike", {g[2], In(ctx, 3)}), Emit1(ctx, "CastLike", {s, In(ctx, 3)}))));
+    if (ctx.needs_input_grad(4))
+      ctx.SetInputGrad(4, EMul(ctx, EMul(ctx, Emit1(ctx, "CastLike", {g[1], In(ctx, 4)}), EMul(ctx, s, istd)),
+                               ScalarConst(ctx, t, -0.5)));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterBatchNormalization(OpRegistry* r) {
@@ -174,6 +209,7 @@ void RegisterBatchNormalization(OpRegistry* r) {
   s.max_outputs = 5;  // opset < 14: Y, mean, var, saved_mean, saved_var; opset >= 14: Y, running_mean, running_var
   s.infer = BatchNormInfer;
   s.reference = BatchNormCompute;
+  s.grad = BatchNormGrad;
   r->Add(std::move(s));
 }
 

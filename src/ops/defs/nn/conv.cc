@@ -8,6 +8,7 @@
 #include "ops/defs/nn/gemm_kernel.h"
 #include "ops/defs/nn/nn_util.h"
 #include "ops/defs/nn/spatial.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -198,6 +199,34 @@ Status ConvCompute(KernelContext& ctx) {
   return Status::OK();
 }
 
+// dX = strata.ConvBackwardData(dY, W, Shape(X)); dW (and dB) = strata.ConvBackwardFilter(dY, X, Shape(W)); dB alone
+// is dY summed over every axis but the channels.
+Status ConvGrad(GradContext& ctx) {
+  const AttributeMap attrs =
+      CopyAttrs(ctx.node(), {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
+  const std::string& dy = ctx.output_grad(0);
+  if (ctx.needs_input_grad(0))
+    ctx.SetInputGrad(0, Emit1(ctx, "ConvBackwardData", {dy, In(ctx, 1), Emit1(ctx, "Shape", {In(ctx, 0)})}, attrs,
+                              graph::kStrataDomain));
+  const bool need_b = ctx.node().has_input(2) && ctx.needs_input_grad(2);
+  if (ctx.needs_input_grad(1)) {
+    const std::vector<std::string> outs =
+        ctx.Emit("ConvBackwardFilter", {dy, In(ctx, 0), Emit1(ctx, "Shape", {In(ctx, 1)})}, attrs, need_b ? 2 : 1,
+                 graph::kStrataDomain);
+    ctx.SetInputGrad(1, outs[0]);
+    if (need_b) ctx.SetInputGrad(2, outs[1]);
+  } else if (need_b) {
+    const int rank = ctx.output_type(0).shape.rank();
+    if (rank < 3) return UnimplementedError(ctx.node().Describe(), ": the bias gradient needs the output's rank");
+    std::vector<int64_t> axes{0};
+    for (int i = 2; i < rank; ++i) axes.push_back(i);
+    AttributeMap keep;
+    keep["keepdims"] = Attribute::Int(0);
+    ctx.SetInputGrad(2, Emit1(ctx, "ReduceSum", {dy, ConstInts(ctx, axes)}, std::move(keep)));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterConv(OpRegistry* r) {
@@ -208,6 +237,7 @@ void RegisterConv(OpRegistry* r) {
   s.max_inputs = 3;
   s.infer = ConvInfer;
   s.reference = ConvCompute;
+  s.grad = ConvGrad;
   r->Add(std::move(s));
 }
 

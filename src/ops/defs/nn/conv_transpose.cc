@@ -10,6 +10,7 @@
 #include "ops/defs/nn/gemm_kernel.h"
 #include "ops/defs/nn/nn_util.h"
 #include "ops/defs/nn/spatial.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -218,6 +219,56 @@ Status ConvTransposeCompute(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ConvTranspose is the adjoint of a Conv (from its output space back to its input space) with the same weights. With
+// the pads it actually applied (resolved from output_shape / auto_pad when those are used; then the shapes must be
+// known): dX = Conv(dY, W), dW = strata.ConvBackwardFilter(X, dY, Shape(W)) (X in the role of the Conv's output
+// gradient), dB = dY summed over every axis but the channels. output_shape beyond the full result (negative end pads)
+// is not supported.
+Status ConvTransposeGrad(GradContext& ctx) {
+  const Node& node = ctx.node();
+  const PartialShape& xs = ctx.input_type(0).shape;
+  const PartialShape& ws = ctx.input_type(1).shape;
+  const int rank = xs.rank_known ? xs.rank() : ws.rank();
+  if (rank < 3) return UnimplementedError(node.Describe(), ": the gradient of ConvTranspose needs the input's rank");
+  const int spatial = rank - 2;
+  std::vector<int64_t> pads = node.GetInts("pads", std::vector<int64_t>(2 * spatial, 0));
+  const std::string auto_pad = node.GetString("auto_pad", "NOTSET");
+  if (auto_pad == "VALID") pads.assign(2 * spatial, 0);
+  if (node.HasAttr("output_shape") || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    if (!xs.IsFullyKnown() || !ws.IsFullyKnown())
+      return UnimplementedError(node.Describe(), ": the gradient of ConvTranspose with output_shape or SAME padding ",
+                                "needs known input shapes");
+    const Shape x = xs.ToShape(), w = ws.ToShape();
+    STRATA_ASSIGN_OR_RETURN(TransposeParams p,
+                            ReadTransposeParams(node, spatial, std::vector<int64_t>(w.begin() + 2, w.end())));
+    for (int i = 0; i < spatial; ++i) {
+      int64_t pb = 0, pe = 0;
+      STRATA_RETURN_IF_ERROR(OutLength(node, p, i, x[2 + i], &pb, &pe).status());
+      pads[i] = pb;
+      pads[spatial + i] = pe;
+    }
+  }
+  for (int64_t v : pads)
+    if (v < 0)
+      return UnimplementedError(node.Describe(), ": the gradient of ConvTranspose whose output_shape exceeds the full ",
+                                "result is not supported");
+  AttributeMap attrs = CopyAttrs(node, {"dilations", "group", "strides"});
+  attrs["pads"] = Attribute::Ints(pads);
+  const std::string& dy = ctx.output_grad(0);
+  if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, Emit1(ctx, "Conv", {dy, In(ctx, 1)}, attrs));
+  if (ctx.needs_input_grad(1))
+    ctx.SetInputGrad(1, Emit1(ctx, "ConvBackwardFilter", {In(ctx, 0), dy, Emit1(ctx, "Shape", {In(ctx, 1)})}, attrs,
+                              graph::kStrataDomain));
+  if (node.has_input(2) && ctx.needs_input_grad(2)) {
+    std::vector<int64_t> axes{0};
+    for (int i = 2; i < rank; ++i) axes.push_back(i);
+    AttributeMap keep;
+    keep["keepdims"] = Attribute::Int(0);
+    ctx.SetInputGrad(2, Emit1(ctx, "ReduceSum", {dy, ConstInts(ctx, axes)}, std::move(keep)));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterConvTranspose(OpRegistry* r) {
@@ -228,6 +279,7 @@ void RegisterConvTranspose(OpRegistry* r) {
   s.max_inputs = 3;
   s.infer = ConvTransposeInfer;
   s.reference = ConvTransposeCompute;
+  s.grad = ConvTransposeGrad;
   r->Add(std::move(s));
 }
 

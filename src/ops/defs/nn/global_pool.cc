@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/parallel.h"
+#include "ops/grad_util.h"
 #include "ops/op_util.h"
 
 namespace strata::ops {
@@ -99,17 +100,56 @@ OpSchema GlobalPool(const char* name, int since, InferFn infer, ComputeFn comput
   return s;
 }
 
+// ---- gradients ----
+
+// Average: dY / (plane size) broadcast over the plane.
+Status GlobalAveragePoolGrad(GradContext& ctx) {
+  const std::string dx = Emit1(ctx, "Expand", {ctx.output_grad(0), Emit1(ctx, "Shape", {In(ctx, 0)})});
+  ctx.SetInputGrad(0, EDiv(ctx, dx, InputsPerOutput(ctx)));
+  return Status::OK();
+}
+
+// Max: the elements equal to the plane's maximum share dY evenly (ties split it).
+Status GlobalMaxPoolGrad(GradContext& ctx) {
+  const int rank = ctx.input_type(0).shape.rank();
+  if (rank < 2) return UnimplementedError(ctx.node().Describe(), ": the gradient of GlobalMaxPool needs X's rank");
+  AttributeMap to;
+  to["to"] = Attribute::Int(static_cast<int64_t>(InType(ctx, 0)));
+  const std::string mask = Emit1(ctx, "Cast", {Emit1(ctx, "Equal", {In(ctx, 0), Out(ctx, 0)})}, std::move(to));
+  std::vector<int64_t> axes;
+  for (int i = 2; i < rank; ++i) axes.push_back(i);
+  std::string count = mask;
+  if (!axes.empty()) count = Emit1(ctx, "ReduceSum", {mask, ConstInts(ctx, axes)});
+  ctx.SetInputGrad(0, EMul(ctx, mask, EDiv(ctx, ctx.output_grad(0), count)));
+  return Status::OK();
+}
+
+// Lp: y = (sum |x|^p)^(1/p), dy/dx = sign(x) |x|^(p-1) / y^(p-1).
+Status GlobalLpPoolGrad(GradContext& ctx) {
+  STRATA_ASSIGN_OR_RETURN(double p, ReadGlobalP(ctx.node()));
+  const std::string& x = In(ctx, 0);
+  const std::string pm1 = ScalarConst(ctx, InType(ctx, 0), p - 1);
+  const std::string num = EMul(ctx, Emit1(ctx, "Sign", {x}), Emit1(ctx, "Pow", {Emit1(ctx, "Abs", {x}), pm1}));
+  const std::string den = Emit1(ctx, "Pow", {Out(ctx, 0), pm1});
+  ctx.SetInputGrad(0, EMul(ctx, num, EDiv(ctx, ctx.output_grad(0), den)));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterGlobalAveragePool(OpRegistry* r) {
-  r->Add(GlobalPool("GlobalAveragePool", 1, GlobalPoolInfer<GlobalKind::kAverage>,
-                    GlobalPoolCompute<GlobalKind::kAverage>));
+  r->Add(WithGrad(GlobalPool("GlobalAveragePool", 1, GlobalPoolInfer<GlobalKind::kAverage>,
+                             GlobalPoolCompute<GlobalKind::kAverage>),
+                  GlobalAveragePoolGrad));
 }
 void RegisterGlobalMaxPool(OpRegistry* r) {
-  r->Add(GlobalPool("GlobalMaxPool", 1, GlobalPoolInfer<GlobalKind::kMax>, GlobalPoolCompute<GlobalKind::kMax>));
+  r->Add(
+      WithGrad(GlobalPool("GlobalMaxPool", 1, GlobalPoolInfer<GlobalKind::kMax>, GlobalPoolCompute<GlobalKind::kMax>),
+               GlobalMaxPoolGrad));
 }
 void RegisterGlobalLpPool(OpRegistry* r) {
-  r->Add(GlobalPool("GlobalLpPool", 2, GlobalPoolInfer<GlobalKind::kLp>, GlobalPoolCompute<GlobalKind::kLp>));
+  r->Add(WithGrad(GlobalPool("GlobalLpPool", 2, GlobalPoolInfer<GlobalKind::kLp>, GlobalPoolCompute<GlobalKind::kLp>),
+                  GlobalLpPoolGrad));
 }
 
 }  // namespace strata::ops

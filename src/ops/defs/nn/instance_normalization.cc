@@ -3,6 +3,7 @@
 // with the plane's mean and population variance. Float element types (16-bit floats compute in float32).
 #include "core/parallel.h"
 #include "ops/defs/nn/nn_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -65,6 +66,39 @@ Status InstanceNormCompute(KernelContext& ctx) {
   });
 }
 
+// Per (n, c) plane this is a layer normalisation over the spatial axes with a per-channel scale: dX =
+// strata.LayerNormalizationGrad(dY * scale[c], X) over axis 2; dScale = sum(dY * xhat) and dB = sum(dY) over every axis
+// but the channels, with xhat the plane-normalised X (InstanceNormalization with unit scale and zero bias).
+Status InstanceNormGrad(GradContext& ctx) {
+  const int rank = ctx.input_type(0).shape.rank();
+  if (rank < 3)
+    return UnimplementedError(ctx.node().Describe(),
+                              ": the gradient of InstanceNormalization needs X of known rank >= 3");
+  const std::string& dy = ctx.output_grad(0);
+  const AttributeMap eps = CopyAttrs(ctx.node(), {"epsilon"});
+  std::vector<int64_t> channel_view, sum_axes{0};
+  for (int i = 2; i < rank; ++i) channel_view.push_back(i - 1), sum_axes.push_back(i);
+  if (ctx.needs_input_grad(0)) {
+    const std::string s = Emit1(ctx, "Unsqueeze", {In(ctx, 1), ConstInts(ctx, channel_view)});
+    AttributeMap attrs = eps;
+    attrs["axis"] = Attribute::Int(2);
+    ctx.SetInputGrad(0, Emit1(ctx, "LayerNormalizationGrad", {EMul(ctx, dy, s), In(ctx, 0)}, std::move(attrs),
+                              graph::kStrataDomain));
+  }
+  AttributeMap keep;
+  keep["keepdims"] = Attribute::Int(0);
+  const std::string axes = ConstInts(ctx, sum_axes);
+  if (ctx.needs_input_grad(1)) {
+    const std::string shape = Emit1(ctx, "Shape", {In(ctx, 1)});
+    const std::string one = Emit1(ctx, "Expand", {ScalarConst(ctx, InType(ctx, 1), 1.0), shape});
+    const std::string zero = Emit1(ctx, "Expand", {ScalarConst(ctx, InType(ctx, 1), 0.0), shape});
+    const std::string xhat = Emit1(ctx, "InstanceNormalization", {In(ctx, 0), one, zero}, eps);
+    ctx.SetInputGrad(1, Emit1(ctx, "ReduceSum", {EMul(ctx, dy, xhat), axes}, keep));
+  }
+  if (ctx.needs_input_grad(2)) ctx.SetInputGrad(2, Emit1(ctx, "ReduceSum", {dy, axes}, keep));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterInstanceNormalization(OpRegistry* r) {
@@ -75,6 +109,7 @@ void RegisterInstanceNormalization(OpRegistry* r) {
   s.max_inputs = 3;
   s.infer = InstanceNormInfer;
   s.reference = InstanceNormCompute;
+  s.grad = InstanceNormGrad;
   r->Add(std::move(s));
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/parallel.h"
 #include "ops/defs/nn/nn_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -143,6 +144,25 @@ Status LayerNormCompute(KernelContext& ctx) {
   });
 }
 
+// dX, dScale = strata.LayerNormalizationGrad(dY, X, Scale); dB = dY summed to B's shape. The Mean and InvStdDev
+// outputs are not differentiated.
+Status LayerNormGrad(GradContext& ctx) {
+  const Node& node = ctx.node();
+  if (!ctx.output_grad(1).empty() || !ctx.output_grad(2).empty())
+    return UnimplementedError(node.Describe(), ": the Mean and InvStdDev outputs are not differentiable here");
+  if (ctx.needs_input_grad(0) || ctx.needs_input_grad(1)) {
+    const std::vector<std::string> g =
+        ctx.Emit("LayerNormalizationGrad", {ctx.output_grad(0), In(ctx, 0), In(ctx, 1)},
+                 CopyAttrs(node, {"axis", "epsilon"}), ctx.needs_input_grad(1) ? 2 : 1, graph::kStrataDomain);
+    if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, g[0]);
+    if (ctx.needs_input_grad(1)) ctx.SetInputGrad(1, g[1]);
+  }
+  if (node.has_input(2) && ctx.needs_input_grad(2))
+    ctx.SetInputGrad(2, Emit1(ctx, "ReduceSumTo", {ctx.output_grad(0), Emit1(ctx, "Shape", {In(ctx, 2)})}, {},
+                              graph::kStrataDomain));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterLayerNormalization(OpRegistry* r) {
@@ -155,6 +175,7 @@ void RegisterLayerNormalization(OpRegistry* r) {
   s.max_outputs = 3;
   s.infer = LayerNormInfer;
   s.reference = LayerNormCompute;
+  s.grad = LayerNormGrad;
   r->Add(std::move(s));
 }
 

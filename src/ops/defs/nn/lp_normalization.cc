@@ -5,6 +5,7 @@
 
 #include "core/parallel.h"
 #include "ops/defs/nn/nn_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -57,6 +58,26 @@ Status LpNormCompute(KernelContext& ctx) {
   });
 }
 
+// y = x / n with n = ||x||_p along the axis: dX = (dY - s * sum(dY * y)) / n, s = y (p = 2) or sign(x) (p = 1).
+Status LpNormalizationGrad(GradContext& ctx) {
+  const int64_t p = ctx.node().GetInt("p", 2);
+  if (p != 1 && p != 2) return UnimplementedError(ctx.node().Describe(), ": p must be 1 or 2");
+  const std::string& x = In(ctx, 0);
+  const std::string& y = Out(ctx, 0);
+  const std::string& dy = ctx.output_grad(0);
+  AttributeMap keep;
+  keep["keepdims"] = Attribute::Int(1);
+  keep["axes"] = Attribute::Ints({ctx.node().GetInt("axis", -1)});
+  const std::string norm = Emit1(ctx, p == 2 ? "ReduceL2" : "ReduceL1", {x}, keep);
+  AttributeMap keep2;
+  keep2["keepdims"] = Attribute::Int(1);
+  const std::string dot =
+      Emit1(ctx, "ReduceSum", {EMul(ctx, dy, y), ConstInts(ctx, {ctx.node().GetInt("axis", -1)})}, std::move(keep2));
+  const std::string s = p == 2 ? y : Emit1(ctx, "Sign", {x});
+  ctx.SetInputGrad(0, EDiv(ctx, ESub(ctx, dy, EMul(ctx, s, dot)), norm));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterLpNormalization(OpRegistry* r) {
@@ -67,6 +88,7 @@ void RegisterLpNormalization(OpRegistry* r) {
   s.max_inputs = 1;
   s.infer = LpNormInfer;
   s.reference = LpNormCompute;
+  s.grad = LpNormalizationGrad;
   r->Add(std::move(s));
 }
 

@@ -94,6 +94,7 @@ void RegisterLpPool(OpRegistry* r) {
   s.max_inputs = 1;
   s.infer = LpPoolInfer;
   s.reference = LpPoolCompute;
+  s.no_grad_reason = "not implemented: the gradient of p-norm pooling windows";
   r->Add(std::move(s));
 }
 

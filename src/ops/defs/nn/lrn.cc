@@ -76,6 +76,7 @@ void RegisterLRN(OpRegistry* r) {
   s.max_inputs = 1;
   s.infer = LrnInfer;
   s.reference = LrnCompute;
+  s.no_grad_reason = "not implemented: the gradient of local response normalization";
   r->Add(std::move(s));
 }
 

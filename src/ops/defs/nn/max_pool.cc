@@ -7,6 +7,7 @@
 
 #include "core/parallel.h"
 #include "ops/defs/nn/spatial.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -113,6 +114,16 @@ Status MaxPoolCompute(KernelContext& ctx) {
   });
 }
 
+// dX = strata.MaxPoolGrad(dY, X) (the Indices output has no gradient).
+Status MaxPoolGradient(GradContext& ctx) {
+  if (ctx.output_grad(0).empty()) return Status::OK();
+  ctx.SetInputGrad(
+      0, Emit1(ctx, "MaxPoolGrad", {ctx.output_grad(0), In(ctx, 0)},
+               CopyAttrs(ctx.node(), {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "strides"}),
+               graph::kStrataDomain));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterMaxPool(OpRegistry* r) {
@@ -125,6 +136,7 @@ void RegisterMaxPool(OpRegistry* r) {
   s.max_outputs = 2;
   s.infer = MaxPoolInfer;
   s.reference = MaxPoolCompute;
+  s.grad = MaxPoolGradient;
   r->Add(std::move(s));
 }
 

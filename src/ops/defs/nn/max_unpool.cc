@@ -8,6 +8,7 @@
 
 #include "ops/defs/nn/nn_util.h"
 #include "ops/defs/nn/spatial.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -113,6 +114,16 @@ Status MaxUnpoolCompute(KernelContext& ctx) {
   });
 }
 
+// Each input element went to the position its index names: dX = dY (flattened) gathered at the indices. With an
+// output_shape input (the result placed in a larger zero tensor) the gradient is not supported.
+Status MaxUnpoolGrad(GradContext& ctx) {
+  if (ctx.node().has_input(2))
+    return UnimplementedError(ctx.node().Describe(), ": the gradient of MaxUnpool with output_shape is not supported");
+  const std::string flat = Emit1(ctx, "Reshape", {ctx.output_grad(0), ConstInts(ctx, {-1})});
+  ctx.SetInputGrad(0, Emit1(ctx, "Gather", {flat, In(ctx, 1)}));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterMaxUnpool(OpRegistry* r) {
@@ -123,6 +134,7 @@ void RegisterMaxUnpool(OpRegistry* r) {
   s.max_inputs = 3;
   s.infer = MaxUnpoolInfer;
   s.reference = MaxUnpoolCompute;
+  s.grad = MaxUnpoolGrad;
   r->Add(std::move(s));
 }
 

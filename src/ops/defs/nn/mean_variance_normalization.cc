@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/defs/nn/nn_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -54,6 +55,26 @@ Status MvnCompute(KernelContext& ctx) {
   });
 }
 
+// y = d / (s + e), d = x - mean, s = sqrt(mean(d^2)), e = 1e-9, means over the axes:
+// dX = (g - mean(g) - y * mean(g * y) * (s + e) / s) / (s + e), g = dY.
+Status MvnGrad(GradContext& ctx) {
+  const std::string& x = In(ctx, 0);
+  const std::string& y = Out(ctx, 0);
+  const std::string& g = ctx.output_grad(0);
+  const auto mean = [&](const std::string& v) {
+    AttributeMap a;
+    a["axes"] = Attribute::Ints(ctx.node().GetInts("axes", {0, 2, 3}));
+    a["keepdims"] = Attribute::Int(1);
+    return Emit1(ctx, "ReduceMean", {v}, std::move(a));
+  };
+  const std::string d = ESub(ctx, x, mean(x));
+  const std::string s = Emit1(ctx, "Sqrt", {mean(EMul(ctx, d, d))});
+  const std::string se = EAdd(ctx, s, ScalarConst(ctx, InType(ctx, 0), 1e-9));
+  const std::string corr = EMul(ctx, EMul(ctx, y, mean(EMul(ctx, g, y))), EDiv(ctx, se, s));
+  ctx.SetInputGrad(0, EDiv(ctx, ESub(ctx, ESub(ctx, g, mean(g)), corr), se));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterMeanVarianceNormalization(OpRegistry* r) {
@@ -64,6 +85,7 @@ void RegisterMeanVarianceNormalization(OpRegistry* r) {
   s.max_inputs = 1;
   s.infer = MvnInfer;
   s.reference = MvnCompute;
+  s.grad = MvnGrad;
   r->Add(std::move(s));
 }
 

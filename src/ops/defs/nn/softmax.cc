@@ -6,7 +6,9 @@
 #include <cmath>
 
 #include "core/parallel.h"
+#include "ops/defs/grad/softmax_grad.h"
 #include "ops/defs/nn/nn_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -125,11 +127,20 @@ OpSchema SoftmaxSchema(const char* name, ComputeFn fn) {
   return s;
 }
 
+// dX = strata.SoftmaxGrad / LogSoftmaxGrad (dY, Y) along the same axes.
+Status SoftmaxGradient(GradContext& ctx) {
+  ctx.SetInputGrad(0, Emit1(ctx, ctx.node().op_type == "Softmax" ? "SoftmaxGrad" : "LogSoftmaxGrad",
+                            {ctx.output_grad(0), Out(ctx, 0)}, SoftmaxGradAttrs(ctx.node()), graph::kStrataDomain));
+  return Status::OK();
+}
+
 }  // namespace
 
-void RegisterSoftmax(OpRegistry* r) { r->Add(SoftmaxSchema("Softmax", SoftmaxCompute<SoftmaxKind::kSoftmax>)); }
+void RegisterSoftmax(OpRegistry* r) {
+  r->Add(WithGrad(SoftmaxSchema("Softmax", SoftmaxCompute<SoftmaxKind::kSoftmax>), SoftmaxGradient));
+}
 void RegisterLogSoftmax(OpRegistry* r) {
-  r->Add(SoftmaxSchema("LogSoftmax", SoftmaxCompute<SoftmaxKind::kLogSoftmax>));
+  r->Add(WithGrad(SoftmaxSchema("LogSoftmax", SoftmaxCompute<SoftmaxKind::kLogSoftmax>), SoftmaxGradient));
 }
 void RegisterHardmax(OpRegistry* r) {
   OpSchema s = SoftmaxSchema("Hardmax", SoftmaxCompute<SoftmaxKind::kHardmax>);

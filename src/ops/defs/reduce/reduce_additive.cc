@@ -8,6 +8,7 @@
 // From opset 18 the others take axes as input 1 as well; reduce_util handles both forms. Floats accumulate in float
 // (double for float64) with pairwise/blocked summation; integers wrap like numpy; L2 and LogSum of integers are
 // computed in double and truncated toward zero. Reductions over an empty set give 0 (Mean: NaN, LogSum: -inf).
+#include "ops/defs/reduce/reduce_grad.h"
 #include "ops/defs/reduce/reduce_util.h"
 
 namespace strata::ops {
@@ -66,15 +67,50 @@ Status AdditiveCompute(KernelContext& ctx) {
   return RunReduce(ctx, [](auto tag) { return AdditiveOp<typename decltype(tag)::type, K>{}; });
 }
 
+// Gradients, with dY' = dY brought back to the input's rank (reduce_grad.h):
+//   Sum: dY' broadcast to X; Mean: that / n; SumSquare: 2 x dY'; L1: sign(x) dY'; L2: x dY' / y'; LogSum: dY' / e^y'.
+template <AddKind K>
+Status AdditiveGrad(GradContext& ctx) {
+  const ReduceGradInfo info = ReduceGradAxes(ctx);
+  const std::string& x = In(ctx, 0);
+  const std::string dy = Unreduced(ctx, info, ctx.output_grad(0));
+  std::string dx;
+  switch (K) {
+    case AddKind::kSum:
+      dx = ExpandedToInput(ctx, info, ctx.output_grad(0));
+      break;
+    case AddKind::kMean:
+      dx = EDiv(ctx, ExpandedToInput(ctx, info, ctx.output_grad(0)), InputsPerOutput(ctx));
+      break;
+    case AddKind::kSumSquare:
+      dx = EMul(ctx, EMul(ctx, x, ScalarConst(ctx, InType(ctx, 0), 2.0)), dy);
+      break;
+    case AddKind::kL1:
+      dx = EMul(ctx, Emit1(ctx, "Sign", {x}), dy);
+      break;
+    case AddKind::kL2:
+      dx = EMul(ctx, x, EDiv(ctx, dy, Unreduced(ctx, info, Out(ctx, 0))));
+      break;
+    case AddKind::kLogSum:
+      dx = ExpandedToInput(ctx, info, EDiv(ctx, ctx.output_grad(0), Emit1(ctx, "Exp", {Out(ctx, 0)})));
+      break;
+  }
+  ctx.SetInputGrad(0, dx);
+  return Status::OK();
+}
+
+template <AddKind K>
+OpSchema Additive(const char* name) {
+  return WithGrad(ReduceSchema(name, AdditiveCompute<K>), AdditiveGrad<K>);
+}
+
 }  // namespace
 
-void RegisterReduceSum(OpRegistry* r) { r->Add(ReduceSchema("ReduceSum", AdditiveCompute<AddKind::kSum>)); }
-void RegisterReduceSumSquare(OpRegistry* r) {
-  r->Add(ReduceSchema("ReduceSumSquare", AdditiveCompute<AddKind::kSumSquare>));
-}
-void RegisterReduceMean(OpRegistry* r) { r->Add(ReduceSchema("ReduceMean", AdditiveCompute<AddKind::kMean>)); }
-void RegisterReduceL1(OpRegistry* r) { r->Add(ReduceSchema("ReduceL1", AdditiveCompute<AddKind::kL1>)); }
-void RegisterReduceL2(OpRegistry* r) { r->Add(ReduceSchema("ReduceL2", AdditiveCompute<AddKind::kL2>)); }
-void RegisterReduceLogSum(OpRegistry* r) { r->Add(ReduceSchema("ReduceLogSum", AdditiveCompute<AddKind::kLogSum>)); }
+void RegisterReduceSum(OpRegistry* r) { r->Add(Additive<AddKind::kSum>("ReduceSum")); }
+void RegisterReduceSumSquare(OpRegistry* r) { r->Add(Additive<AddKind::kSumSquare>("ReduceSumSquare")); }
+void RegisterReduceMean(OpRegistry* r) { r->Add(Additive<AddKind::kMean>("ReduceMean")); }
+void RegisterReduceL1(OpRegistry* r) { r->Add(Additive<AddKind::kL1>("ReduceL1")); }
+void RegisterReduceL2(OpRegistry* r) { r->Add(Additive<AddKind::kL2>("ReduceL2")); }
+void RegisterReduceLogSum(OpRegistry* r) { r->Add(Additive<AddKind::kLogSum>("ReduceLogSum")); }
 
 }  // namespace strata::ops

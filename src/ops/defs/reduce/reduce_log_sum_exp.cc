@@ -2,6 +2,7 @@
 // m + log(sum(exp(x - m))) with m the maximum of the reduced elements (m = 0 when it is not finite, so that all -inf
 // gives -inf and any +inf gives +inf, as the plain formula does). Two passes of the shared reduction loop: the maxima,
 // then the shifted sums. Integers compute in double and truncate toward zero.
+#include "ops/defs/reduce/reduce_grad.h"
 #include "ops/defs/reduce/reduce_util.h"
 
 namespace strata::ops {
@@ -50,8 +51,18 @@ Status ReduceLogSumExpCompute(KernelContext& ctx) {
   });
 }
 
+// dX = exp(x - y') dY' (the softmax of the reduced elements times the output gradient).
+Status ReduceLogSumExpGrad(GradContext& ctx) {
+  const ReduceGradInfo info = ReduceGradAxes(ctx);
+  const std::string p = Emit1(ctx, "Exp", {ESub(ctx, In(ctx, 0), Unreduced(ctx, info, Out(ctx, 0)))});
+  ctx.SetInputGrad(0, EMul(ctx, p, Unreduced(ctx, info, ctx.output_grad(0))));
+  return Status::OK();
+}
+
 }  // namespace
 
-void RegisterReduceLogSumExp(OpRegistry* r) { r->Add(ReduceSchema("ReduceLogSumExp", ReduceLogSumExpCompute)); }
+void RegisterReduceLogSumExp(OpRegistry* r) {
+  r->Add(WithGrad(ReduceSchema("ReduceLogSumExp", ReduceLogSumExpCompute), ReduceLogSumExpGrad));
+}
 
 }  // namespace strata::ops

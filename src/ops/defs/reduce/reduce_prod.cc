@@ -21,6 +21,10 @@ Status ReduceProdCompute(KernelContext& ctx) {
 
 }  // namespace
 
-void RegisterReduceProd(OpRegistry* r) { r->Add(ReduceSchema("ReduceProd", ReduceProdCompute)); }
+void RegisterReduceProd(OpRegistry* r) {
+  OpSchema s = ReduceSchema("ReduceProd", ReduceProdCompute);
+  s.no_grad_reason = "not implemented: the product rule needs exclusive products where the input has zeros";
+  r->Add(std::move(s));
+}
 
 }  // namespace strata::ops

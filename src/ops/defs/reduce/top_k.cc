@@ -3,6 +3,7 @@
 // as the spec requires; NaN ranks above every number. With sorted=0 the order is unspecified, and the sorted order
 // is returned.
 #include "ops/defs/reduce/reduce_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -120,6 +121,17 @@ Status TopKCompute(KernelContext& ctx) {
   });
 }
 
+// The values' gradient goes back to the elements they were taken from (the forward node's indices output).
+Status TopKGrad(GradContext& ctx) {
+  if (ctx.output_grad(0).empty()) return Status::OK();
+  AttributeMap attrs = CopyAttrs(ctx.node(), {"axis"});
+  attrs["reduction"] = Attribute::String("add");
+  ctx.SetInputGrad(0, Emit1(ctx, "ScatterElements",
+                            {ZerosLike(ctx, In(ctx, 0), InType(ctx, 0)), ctx.ForwardOutput(1), ctx.output_grad(0)},
+                            std::move(attrs)));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterTopK(OpRegistry* r) {
@@ -132,6 +144,7 @@ void RegisterTopK(OpRegistry* r) {
   s.max_outputs = 2;
   s.infer = TopKInfer;
   s.reference = TopKCompute;
+  s.grad = TopKGrad;
   r->Add(std::move(s));
 }
 

@@ -2,6 +2,7 @@
 // axis the input is flattened first. condition may be shorter than the axis (the rest is dropped); entries past
 // the end of the axis must be false.
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -64,6 +65,14 @@ Status CompressCompute(KernelContext& ctx) {
   });
 }
 
+// dY goes back to the slices it was taken from (zeros elsewhere), through the index map.
+Status CompressGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, ScatterThroughIndexMap(ctx, [&](const std::string& data) {
+                     return Emit1(ctx, "Compress", {data, In(ctx, 1)}, CopyAttrs(ctx.node(), {"axis"}));
+                   }));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterCompress(OpRegistry* r) {
@@ -74,6 +83,7 @@ void RegisterCompress(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = CompressInfer;
   s.reference = CompressCompute;
+  s.grad = CompressGrad;
   r->Add(std::move(s));
 }
 

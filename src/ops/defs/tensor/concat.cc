@@ -1,6 +1,7 @@
 // Concat (opset 4, 11, 13): joins the inputs along `axis` (required; negative since opset 11, accepted for every
 // opset). Every input has the same dtype and rank and equal dimensions off the axis; inputs may be empty.
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -96,6 +97,37 @@ Status ConcatCompute(KernelContext& ctx) {
   });
 }
 
+// dY split back into the inputs' extents along the axis (read from their shapes, at run time unless known).
+Status ConcatGrad(GradContext& ctx) {
+  const int n = static_cast<int>(ctx.node().inputs.size());
+  const int64_t axis = ctx.node().GetInt("axis", 0);
+  std::vector<int64_t> known;
+  for (int i = 0; i < n; ++i) {
+    const PartialShape& s = ctx.input_type(i).shape;
+    if (!s.rank_known) break;
+    const int64_t a = axis < 0 ? axis + s.rank() : axis;
+    if (a < 0 || a >= s.rank() || !s.dims[a].known()) break;
+    known.push_back(s.dims[a].value);
+  }
+  std::string sizes;
+  if (static_cast<int>(known.size()) == n) {
+    sizes = ConstInts(ctx, known);
+  } else {
+    std::vector<std::string> parts;
+    const std::string index = ConstInts(ctx, {axis});
+    for (int i = 0; i < n; ++i) parts.push_back(Emit1(ctx, "Gather", {Emit1(ctx, "Shape", {In(ctx, i)}), index}));
+    AttributeMap cat;
+    cat["axis"] = Attribute::Int(0);
+    sizes = Emit1(ctx, "Concat", parts, std::move(cat));
+  }
+  AttributeMap attrs;
+  attrs["axis"] = Attribute::Int(axis);
+  const std::vector<std::string> pieces = ctx.Emit("Split", {ctx.output_grad(0), sizes}, std::move(attrs), n);
+  for (int i = 0; i < n; ++i)
+    if (ctx.needs_input_grad(i)) ctx.SetInputGrad(i, pieces[i]);
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterConcat(OpRegistry* r) {
@@ -105,6 +137,7 @@ void RegisterConcat(OpRegistry* r) {
   s.max_inputs = -1;
   s.infer = ConcatInfer;
   s.reference = ConcatCompute;
+  s.grad = ConcatGrad;
   r->Add(std::move(s));
 }
 

@@ -2,6 +2,7 @@
 // blocks, giving [N, C / b^2, H * b, W * b]. mode DCR (default) reads the channel as (block_row, block_col, c);
 // CRD reads it as (c, block_row, block_col).
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -64,6 +65,14 @@ Status DepthToSpaceCompute(KernelContext& ctx) {
   });
 }
 
+// A permutation of the elements: dY goes back through the index map.
+Status DepthToSpaceGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, ScatterThroughIndexMap(ctx, [&](const std::string& data) {
+                     return Emit1(ctx, "DepthToSpace", {data}, CopyAttrs(ctx.node(), {"blocksize", "mode"}));
+                   }));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterDepthToSpace(OpRegistry* r) {
@@ -71,6 +80,7 @@ void RegisterDepthToSpace(OpRegistry* r) {
   s.name = "DepthToSpace";
   s.infer = DepthToSpaceInfer;
   s.reference = DepthToSpaceCompute;
+  s.grad = DepthToSpaceGrad;
   r->Add(std::move(s));
 }
 

@@ -1,6 +1,7 @@
 // Expand (opset 8, 13): broadcasts the input against the shape given by the second input (int64, 1-D), both ways:
 // a 1 in the shape keeps the input's dimension, so the output shape is broadcast(input.shape, shape).
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -43,6 +44,12 @@ Status ExpandCompute(KernelContext& ctx) {
   });
 }
 
+// dX = dY summed over the broadcast dimensions.
+Status ExpandGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, ReduceGradTo(ctx, ctx.output_grad(0), 0));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterExpand(OpRegistry* r) {
@@ -53,6 +60,7 @@ void RegisterExpand(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = ExpandInfer;
   s.reference = ExpandCompute;
+  s.grad = ExpandGrad;
   r->Add(std::move(s));
 }
 

@@ -1,6 +1,7 @@
 // Flatten (opset 1, 9, 11, 13): reshapes the input to 2-D [d0*...*d(axis-1), d(axis)*...*d(n-1)]. axis is in
 // [-rank, rank] (negative values since opset 11; accepted for every opset). The output is a view of the input.
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -60,6 +61,7 @@ void RegisterFlatten(OpRegistry* r) {
   s.infer = FlattenInfer;
   s.reference = FlattenCompute;
   s.view_input = 0;
+  s.grad = ReshapeBackGrad;
   r->Add(std::move(s));
 }
 

@@ -1,6 +1,7 @@
 // Gather (opset 1, 11, 13): out = data indexed along `axis` by `indices` (int32/int64, negative values count from
 // the back). Output shape: data.shape[:axis] + indices.shape + data.shape[axis+1:]. Every index is checked.
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -49,6 +50,13 @@ Status GatherCompute(KernelContext& ctx) {
   });
 }
 
+// dX = strata.GatherGrad(dY, indices, Shape(X)): dY scatter-added into zeros along the axis (the Embedding gradient).
+Status GatherGradient(GradContext& ctx) {
+  ctx.SetInputGrad(0, Emit1(ctx, "GatherGrad", {ctx.output_grad(0), In(ctx, 1), Emit1(ctx, "Shape", {In(ctx, 0)})},
+                            CopyAttrs(ctx.node(), {"axis"}), graph::kStrataDomain));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterGather(OpRegistry* r) {
@@ -58,6 +66,7 @@ void RegisterGather(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = GatherInfer;
   s.reference = GatherCompute;
+  s.grad = GatherGradient;
   r->Add(std::move(s));
 }
 

@@ -2,6 +2,7 @@
 // along `axis`. indices has data's rank, and off the axis its dimensions may not exceed data's; the output has the
 // shape of indices. Negative indices count from the back; every index is checked.
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -51,6 +52,16 @@ Status GatherElementsCompute(KernelContext& ctx) {
   });
 }
 
+// dX = ScatterElements(zeros, indices, dY, axis, reduction add): repeated indices accumulate.
+Status GatherElementsGrad(GradContext& ctx) {
+  AttributeMap attrs = CopyAttrs(ctx.node(), {"axis"});
+  attrs["reduction"] = Attribute::String("add");
+  ctx.SetInputGrad(
+      0, Emit1(ctx, "ScatterElements", {ZerosLike(ctx, In(ctx, 0), InType(ctx, 0)), In(ctx, 1), ctx.output_grad(0)},
+               std::move(attrs)));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterGatherElements(OpRegistry* r) {
@@ -61,6 +72,7 @@ void RegisterGatherElements(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = GatherElementsInfer;
   s.reference = GatherElementsCompute;
+  s.grad = GatherElementsGrad;
   r->Add(std::move(s));
 }
 

@@ -2,6 +2,7 @@
 // dimensions [b, b+k), where b = batch_dims leading dimensions are shared by data and indices. Output shape:
 // indices.shape[:-1] + data.shape[b+k:]. Negative indices count from the back; every index is checked.
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -86,6 +87,18 @@ Status GatherNDCompute(KernelContext& ctx) {
   });
 }
 
+// dX = ScatterND(zeros, indices, dY, reduction add): repeated tuples accumulate. batch_dims > 0 is not supported.
+Status GatherNDGrad(GradContext& ctx) {
+  if (ctx.node().GetInt("batch_dims", 0) != 0)
+    return UnimplementedError(ctx.node().Describe(), ": the gradient of GatherND with batch_dims is not supported");
+  AttributeMap attrs;
+  attrs["reduction"] = Attribute::String("add");
+  ctx.SetInputGrad(0,
+                   Emit1(ctx, "ScatterND", {ZerosLike(ctx, In(ctx, 0), InType(ctx, 0)), In(ctx, 1), ctx.output_grad(0)},
+                         std::move(attrs)));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterGatherND(OpRegistry* r) {
@@ -96,6 +109,7 @@ void RegisterGatherND(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = GatherNDInfer;
   s.reference = GatherNDCompute;
+  s.grad = GatherNDGrad;
   r->Add(std::move(s));
 }
 

@@ -1,4 +1,5 @@
 // Identity: output = input, as a view (no copy).
+#include "ops/grad_util.h"
 #include "ops/op_util.h"
 
 namespace strata::ops {
@@ -6,6 +7,11 @@ namespace {
 
 Status IdentityCompute(KernelContext& ctx) {
   ctx.SetOutput(0, ctx.input(0));
+  return Status::OK();
+}
+
+Status IdentityGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, ctx.output_grad(0));
   return Status::OK();
 }
 
@@ -17,6 +23,7 @@ void RegisterIdentity(OpRegistry* r) {
   s.infer = InferSameAsInput0;
   s.reference = IdentityCompute;
   s.view_input = 0;
+  s.grad = IdentityGrad;
   r->Add(std::move(s));
 }
 

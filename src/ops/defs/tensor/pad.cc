@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -190,6 +191,35 @@ Status PadCompute(KernelContext& ctx) {
   });
 }
 
+// Constant mode: dX = Pad(dY, -pads), which drops what was added and restores (as zeros) what negative pads cropped;
+// the padding value gets dY summed over the cells it filled.
+// Reflect and edge modes: dY scattered back onto the elements each output copied (index map).
+Status PadGrad(GradContext& ctx) {
+  const Node& node = ctx.node();
+  if (node.has_input(3)) return UnimplementedError(node.Describe(), ": the gradient of Pad with axes is not supported");
+  const std::string mode = node.GetString("mode", "constant");
+  const std::string pads = node.opset > 0 && node.opset < 11 ? ConstInts(ctx, node.GetInts("pads")) : In(ctx, 1);
+  if (mode == "constant") {
+    const std::string dx = Emit1(ctx, "Pad", {ctx.output_grad(0), ENeg(ctx, pads)});
+    if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, dx);
+    if (node.has_input(2) && ctx.needs_input_grad(2)) {  // the padding value: dY summed over the added cells
+      AttributeMap keep;
+      keep["keepdims"] = Attribute::Int(0);
+      AttributeMap keep2 = keep;
+      const std::string all = Emit1(ctx, "ReduceSum", {ctx.output_grad(0)}, std::move(keep));
+      const std::string inner = Emit1(ctx, "ReduceSum", {dx}, std::move(keep2));
+      ctx.SetInputGrad(2, Emit1(ctx, "Reshape", {ESub(ctx, all, inner), Emit1(ctx, "Shape", {In(ctx, 2)})}));
+    }
+    return Status::OK();
+  }
+  ctx.SetInputGrad(0, ScatterThroughIndexMap(ctx, [&](const std::string& data) {
+                     AttributeMap attrs;
+                     attrs["mode"] = Attribute::String(mode);
+                     return Emit1(ctx, "Pad", {data, pads}, std::move(attrs));
+                   }));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterPad(OpRegistry* r) {
@@ -199,6 +229,7 @@ void RegisterPad(OpRegistry* r) {
   s.max_inputs = 4;
   s.infer = PadInfer;
   s.reference = PadCompute;
+  s.grad = PadGrad;
   r->Add(std::move(s));
 }
 

@@ -1,5 +1,6 @@
 // Reshape (opset 5, 13, 14): the target shape comes from input 1; 0 copies the input dimension (unless allowzero=1)
 // and one -1 is inferred. The output is a view of the input.
+#include "ops/grad_util.h"
 #include "ops/op_util.h"
 
 namespace strata::ops {
@@ -99,6 +100,7 @@ void RegisterReshape(OpRegistry* r) {
   s.infer = ReshapeInfer;
   s.reference = ReshapeCompute;
   s.view_input = 0;
+  s.grad = ReshapeBackGrad;
   r->Add(std::move(s));
 }
 

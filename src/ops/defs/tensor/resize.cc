@@ -163,6 +163,7 @@ void RegisterResize(OpRegistry* r) {
   s.max_inputs = 4;
   s.infer = ResizeInfer;
   s.reference = ResizeCompute;
+  s.no_grad_reason = "not implemented: the gradient of interpolation (the adjoint of the resampling)";
   r->Add(std::move(s));
 }
 

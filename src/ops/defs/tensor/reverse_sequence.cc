@@ -2,6 +2,7 @@
 // and copies the rest. batch_axis (default 1) and time_axis (default 0) are 0 and 1 in some order; the input has
 // rank >= 2; sequence_lens is int64 [batch] with values in [0, time].
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -60,6 +61,15 @@ Status ReverseSequenceCompute(KernelContext& ctx) {
   });
 }
 
+// A permutation of the elements: dY goes back through the index map.
+Status ReverseSequenceGrad(GradContext& ctx) {
+  ctx.SetInputGrad(
+      0, ScatterThroughIndexMap(ctx, [&](const std::string& data) {
+        return Emit1(ctx, "ReverseSequence", {data, In(ctx, 1)}, CopyAttrs(ctx.node(), {"batch_axis", "time_axis"}));
+      }));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterReverseSequence(OpRegistry* r) {
@@ -70,6 +80,7 @@ void RegisterReverseSequence(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = ReverseSequenceInfer;
   s.reference = ReverseSequenceCompute;
+  s.grad = ReverseSequenceGrad;
   r->Add(std::move(s));
 }
 

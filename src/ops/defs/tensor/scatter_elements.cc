@@ -4,6 +4,7 @@
 // indices and updates share a shape of data's rank that does not exceed data off the axis. Negative indices count
 // from the back; every index is checked. Duplicates with reduction none are applied in order.
 #include "ops/defs/tensor/scatter_reduce.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -60,6 +61,24 @@ Status ScatterElementsCompute(KernelContext& ctx) {
   });
 }
 
+// reduction none: data's gradient is dY with the overwritten elements zeroed, updates' is dY gathered at the indices;
+// reduction add: data's is dY, updates' the same gather. (With repeated indices and reduction none only the last
+// update reached the output; the gather gives every duplicate the gradient.) mul/max/min are not supported.
+Status ScatterElementsGrad(GradContext& ctx) {
+  const std::string red = ctx.node().GetString("reduction", "none");
+  if (red != "none" && red != "add")
+    return UnimplementedError(ctx.node().Describe(), ": the gradient of ScatterElements with reduction ", red,
+                              " is not supported");
+  const std::string& dy = ctx.output_grad(0);
+  const AttributeMap axis = CopyAttrs(ctx.node(), {"axis"});
+  if (ctx.needs_input_grad(0))
+    ctx.SetInputGrad(0, red == "add" ? dy
+                                     : Emit1(ctx, "ScatterElements",
+                                             {dy, In(ctx, 1), ZerosLike(ctx, In(ctx, 2), InType(ctx, 2))}, axis));
+  if (ctx.needs_input_grad(2)) ctx.SetInputGrad(2, Emit1(ctx, "GatherElements", {dy, In(ctx, 1)}, axis));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterScatterElements(OpRegistry* r) {
@@ -70,6 +89,7 @@ void RegisterScatterElements(OpRegistry* r) {
   s.max_inputs = 3;
   s.infer = ScatterElementsInfer;
   s.reference = ScatterElementsCompute;
+  s.grad = ScatterElementsGrad;
   r->Add(std::move(s));
 }
 
@@ -81,6 +101,7 @@ void RegisterScatter(OpRegistry* r) {
   s.max_inputs = 3;
   s.infer = ScatterElementsInfer;
   s.reference = ScatterElementsCompute;
+  s.grad = ScatterElementsGrad;
   r->Add(std::move(s));
 }
 

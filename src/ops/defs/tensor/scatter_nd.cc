@@ -3,6 +3,7 @@
 // indices.shape[:-1] + data.shape[k:]. Negative indices count from the back; every index is checked. Duplicate
 // indices with reduction none are applied in order (the spec leaves the result undefined).
 #include "ops/defs/tensor/scatter_reduce.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -69,6 +70,22 @@ Status ScatterNDCompute(KernelContext& ctx) {
   });
 }
 
+// reduction none: data's gradient is dY with the overwritten slices zeroed, updates' is dY gathered at the indices;
+// reduction add: data's is dY, updates' the same gather. (With repeated index tuples and reduction none only the
+// last update reached the output; the gather gives every duplicate the gradient.) mul/max/min are not supported.
+Status ScatterNDGrad(GradContext& ctx) {
+  const std::string red = ctx.node().GetString("reduction", "none");
+  if (red != "none" && red != "add")
+    return UnimplementedError(ctx.node().Describe(), ": the gradient of ScatterND with reduction ", red,
+                              " is not supported");
+  const std::string& dy = ctx.output_grad(0);
+  if (ctx.needs_input_grad(0))
+    ctx.SetInputGrad(
+        0, red == "add" ? dy : Emit1(ctx, "ScatterND", {dy, In(ctx, 1), ZerosLike(ctx, In(ctx, 2), InType(ctx, 2))}));
+  if (ctx.needs_input_grad(2)) ctx.SetInputGrad(2, Emit1(ctx, "GatherND", {dy, In(ctx, 1)}));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterScatterND(OpRegistry* r) {
@@ -79,6 +96,7 @@ void RegisterScatterND(OpRegistry* r) {
   s.max_inputs = 3;
   s.infer = ScatterNDInfer;
   s.reference = ScatterNDCompute;
+  s.grad = ScatterNDGrad;
   r->Add(std::move(s));
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -139,6 +140,23 @@ Status SliceCompute(KernelContext& ctx) {
   });
 }
 
+// dX: dY scattered back to the positions it was sliced from (zeros elsewhere). Opset < 10 attributes are passed as
+// the inputs of the opset 10+ form.
+Status SliceGrad(GradContext& ctx) {
+  const Node& node = ctx.node();
+  std::vector<std::string> args(node.inputs.begin() + 1, node.inputs.end());
+  if (node.opset > 0 && node.opset < 10) {
+    args = {ConstInts(ctx, node.GetInts("starts")), ConstInts(ctx, node.GetInts("ends"))};
+    if (node.HasAttr("axes")) args.push_back(ConstInts(ctx, node.GetInts("axes")));
+  }
+  ctx.SetInputGrad(0, ScatterThroughIndexMap(ctx, [&](const std::string& data) {
+                     std::vector<std::string> ins{data};
+                     ins.insert(ins.end(), args.begin(), args.end());
+                     return Emit1(ctx, "Slice", ins);
+                   }));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterSlice(OpRegistry* r) {
@@ -147,6 +165,7 @@ void RegisterSlice(OpRegistry* r) {
   s.max_inputs = 5;
   s.infer = SliceInfer;
   s.reference = SliceCompute;
+  s.grad = SliceGrad;
   r->Add(std::move(s));
 }
 

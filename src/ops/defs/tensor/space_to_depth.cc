@@ -1,6 +1,7 @@
 // SpaceToDepth (opset 1, 13): the inverse of DepthToSpace in DCR mode: b x b spatial blocks of a 4-D [N, C, H, W]
 // input become channels, giving [N, C * b^2, H / b, W / b]; H and W must be divisible by b.
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -52,6 +53,14 @@ Status SpaceToDepthCompute(KernelContext& ctx) {
   });
 }
 
+// A permutation of the elements: dY goes back through the index map.
+Status SpaceToDepthGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, ScatterThroughIndexMap(ctx, [&](const std::string& data) {
+                     return Emit1(ctx, "SpaceToDepth", {data}, CopyAttrs(ctx.node(), {"blocksize"}));
+                   }));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterSpaceToDepth(OpRegistry* r) {
@@ -59,6 +68,7 @@ void RegisterSpaceToDepth(OpRegistry* r) {
   s.name = "SpaceToDepth";
   s.infer = SpaceToDepthInfer;
   s.reference = SpaceToDepthCompute;
+  s.grad = SpaceToDepthGrad;
   r->Add(std::move(s));
 }
 

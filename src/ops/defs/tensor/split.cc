@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -113,6 +114,19 @@ Status SplitCompute(KernelContext& ctx) {
   });
 }
 
+// dX = the output gradients concatenated back along the axis (zeros for outputs without one).
+Status SplitGrad(GradContext& ctx) {
+  std::vector<std::string> parts;
+  for (int i = 0; i < static_cast<int>(ctx.node().outputs.size()); ++i) {
+    const std::string g = ctx.output_grad(i);
+    parts.push_back(!g.empty() ? g : ZerosLike(ctx, ctx.ForwardOutput(i), InType(ctx, 0)));
+  }
+  AttributeMap attrs;
+  attrs["axis"] = Attribute::Int(ctx.node().GetInt("axis", 0));
+  ctx.SetInputGrad(0, Emit1(ctx, "Concat", parts, std::move(attrs)));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterSplit(OpRegistry* r) {
@@ -123,6 +137,7 @@ void RegisterSplit(OpRegistry* r) {
   s.max_outputs = -1;
   s.infer = SplitInfer;
   s.reference = SplitCompute;
+  s.grad = SplitGrad;
   r->Add(std::move(s));
 }
 

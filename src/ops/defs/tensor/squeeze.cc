@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -100,6 +101,7 @@ void RegisterSqueeze(OpRegistry* r) {
   s.infer = SqueezeInfer;
   s.reference = SqueezeCompute;
   s.view_input = 0;
+  s.grad = ReshapeBackGrad;
   r->Add(std::move(s));
 }
 

@@ -1,6 +1,7 @@
 // Tile (opset 6, 13): repeats the input repeats[i] times along each axis i; repeats is a 1-D int64 input with one
 // non-negative entry per input dimension.
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -69,6 +70,14 @@ Status TileCompute(KernelContext& ctx) {
   });
 }
 
+// dX: every copy's gradient summed back onto the element it copied.
+Status TileGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, ScatterThroughIndexMap(ctx, [&](const std::string& data) {
+                     return Emit1(ctx, "Tile", {data, In(ctx, 1)});
+                   }));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterTile(OpRegistry* r) {
@@ -79,6 +88,7 @@ void RegisterTile(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = TileInfer;
   s.reference = TileCompute;
+  s.grad = TileGrad;
   r->Add(std::move(s));
 }
 

@@ -1,6 +1,7 @@
 // Transpose (opset 1, 13): permutes the axes; output dimension i is input dimension perm[i]. Without perm the axes
 // are reversed. perm must be a permutation of [0, rank).
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -53,6 +54,23 @@ Status TransposeCompute(KernelContext& ctx) {
   });
 }
 
+// dX = dY transposed by the inverse permutation (reversing is its own inverse).
+Status TransposeGrad(GradContext& ctx) {
+  AttributeMap attrs;
+  if (ctx.node().HasAttr("perm")) {
+    const std::vector<int64_t> perm = ctx.node().GetInts("perm");
+    std::vector<int64_t> inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) {
+      if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(perm.size()))
+        return InvalidArgumentError(ctx.node().Describe(), ": perm ", perm, " is not a permutation");
+      inverse[perm[i]] = static_cast<int64_t>(i);
+    }
+    attrs["perm"] = Attribute::Ints(inverse);
+  }
+  ctx.SetInputGrad(0, Emit1(ctx, "Transpose", {ctx.output_grad(0)}, std::move(attrs)));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterTranspose(OpRegistry* r) {
@@ -60,6 +78,7 @@ void RegisterTranspose(OpRegistry* r) {
   s.name = "Transpose";
   s.infer = TransposeInfer;
   s.reference = TransposeCompute;
+  s.grad = TransposeGrad;
   r->Add(std::move(s));
 }
 

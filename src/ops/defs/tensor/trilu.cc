@@ -2,6 +2,7 @@
 // rest. The optional scalar int64 input k shifts the diagonal: upper keeps column - row >= k, lower keeps
 // column - row <= k.
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -45,6 +46,14 @@ Status TriluCompute(KernelContext& ctx) {
   });
 }
 
+// A fixed mask: dX = Trilu(dY) with the same triangle.
+Status TriluGrad(GradContext& ctx) {
+  std::vector<std::string> ins{ctx.output_grad(0)};
+  if (ctx.node().has_input(1)) ins.push_back(In(ctx, 1));
+  ctx.SetInputGrad(0, Emit1(ctx, "Trilu", ins, CopyAttrs(ctx.node(), {"upper"})));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterTrilu(OpRegistry* r) {
@@ -54,6 +63,7 @@ void RegisterTrilu(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = TriluInfer;
   s.reference = TriluCompute;
+  s.grad = TriluGrad;
   r->Add(std::move(s));
 }
 

@@ -3,6 +3,7 @@
 // (rank + len(axes)), may be negative (opset 11; accepted for every opset) and in any order, but not repeated. The
 // output is a view of the input.
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -75,6 +76,7 @@ void RegisterUnsqueeze(OpRegistry* r) {
   s.infer = UnsqueezeInfer;
   s.reference = UnsqueezeCompute;
   s.view_input = 0;
+  s.grad = ReshapeBackGrad;
   r->Add(std::move(s));
 }
 

@@ -57,6 +57,7 @@ void RegisterUpsample(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = UpsampleInfer;
   s.reference = UpsampleCompute;
+  s.no_grad_reason = "not implemented: the gradient of interpolation (the adjoint of the resampling)";
   r->Add(std::move(s));
 }
 

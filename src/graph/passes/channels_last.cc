@@ -1,0 +1,184 @@
+// Regions of convolutions and pools run channels-last: Conv / strata.FusedConv / pools / BatchNormalization become
+// strata.ChannelsLast nodes (ops/defs/fused/channels_last.cc) on [N, H, W, C] activations, elementwise ops and
+// channel Concats between them work on the transposed values unchanged (broadcasting commutes with a permutation
+// applied to every operand), and Transposes convert at the region's edges only. oneDNN's optimised kernels read and
+// write nhwc directly, where NCHW costs a reorder of every activation in and out of every convolution.
+//
+// Runs only when strata.ChannelsLast has a fast kernel (otherwise the reference would transpose around every node),
+// and only on graphs with a 2-D convolution. Every value involved is float32 and 4-D; a region value read outside the
+// region (or a graph output) gets one Transpose back to NCHW under its original name.
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "graph/passes/fusion.h"
+#include "graph/passes/passes.h"
+
+namespace strata::graph {
+namespace {
+
+enum class Role { kNone, kAnchor, kElementwise, kConcat };
+
+constexpr std::string_view kElementwiseOps[] = {
+    "Relu", "LeakyRelu", "Elu", "Selu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Softplus", "Clip", "Abs",
+    "Neg",  "Sqrt",      "Exp", "Log",  "Add",     "Sub",  "Mul",         "Div",       "Max",      "Min"};
+
+bool Is4DFloat(const InferredGraph& types, const std::string& v) {
+  const ops::ValueType* t = passes::TypeOf(types, v);
+  return t != nullptr && t->dtype == DType::kFloat32 && t->shape.rank() == 4;
+}
+
+bool OnlyOutput0(const Node& n) {
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (!n.outputs[i].empty()) return false;
+  return !n.outputs.empty() && !n.outputs[0].empty();
+}
+
+// Nodes that become strata.ChannelsLast, with the inputs that are activations.
+bool IsAnchor(const Node& n, const InferredGraph& types, std::vector<int>* nhwc_inputs, bool* is_conv) {
+  if (n.inputs.empty() || n.inputs[0].empty() || !OnlyOutput0(n) || !Is4DFloat(types, n.inputs[0]) ||
+      !Is4DFloat(types, n.outputs[0]))
+    return false;
+  *is_conv = false;
+  *nhwc_inputs = {0};
+  if (n.domain == kStrataDomain && n.op_type == "FusedConv") {
+    if (n.GetInt("transpose", 0) != 0) return false;
+    if (n.has_input(3)) {
+      if (!Is4DFloat(types, n.inputs[3])) return false;
+      nhwc_inputs->push_back(3);
+    }
+    *is_conv = true;
+    return true;
+  }
+  if (!n.domain.empty()) return false;
+  if (n.op_type == "Conv") {
+    *is_conv = true;
+    return true;
+  }
+  if (n.op_type == "MaxPool" || n.op_type == "AveragePool" || n.op_type == "GlobalAveragePool" ||
+      n.op_type == "GlobalMaxPool")
+    return true;
+  if (n.op_type == "BatchNormalization")
+    return n.inputs.size() == 5 && n.GetInt("training_mode", 0) == 0 && n.opset >= 9;
+  return false;
+}
+
+bool IsScalarConstant(const Graph& g, const std::string& v) {
+  const Tensor* t = passes::FindConstant(g, v);
+  return t != nullptr && t->num_elements() == 1 && t->rank() <= 4;
+}
+
+}  // namespace
+
+Status ConvertToChannelsLast(Graph* g) {
+  const ops::OpSchema* wrapper = ops::OpRegistry::Global().Find(kStrataDomain, "ChannelsLast");
+  if (wrapper == nullptr || wrapper->kernels.empty()) return Status::OK();
+  InferredGraph types;
+  if (!passes::InferTypes(*g, &types)) return Status::OK();
+  const passes::Uses uses = passes::CollectUses(*g);
+  const size_t n = g->nodes.size();
+
+  // Roles, in topological order: an elementwise op or Concat joins when all its data inputs are region values.
+  std::vector<Role> role(n, Role::kNone);
+  std::vector<std::vector<int>> nhwc_inputs(n);
+  std::unordered_set<std::string> region;  // values (original names) held channels-last
+  bool any_conv = false;
+  for (size_t i = 0; i < n; ++i) {
+    const Node& node = g->nodes[i];
+    bool is_conv = false;
+    if (IsAnchor(node, types, &nhwc_inputs[i], &is_conv)) {
+      role[i] = Role::kAnchor;
+      any_conv |= is_conv;
+    } else if (node.domain.empty() && OnlyOutput0(node) && Is4DFloat(types, node.outputs[0])) {
+      const bool concat =
+          node.op_type == "Concat" && (node.GetInt("axis", -100) == 1 || node.GetInt("axis", -100) == -3);
+      const bool elementwise =
+          std::find(std::begin(kElementwiseOps), std::end(kElementwiseOps), node.op_type) != std::end(kElementwiseOps);
+      if (!concat && !elementwise) continue;
+      bool ok = node.has_input(0) && region.count(node.inputs[0]) > 0;
+      std::vector<int> data;
+      for (size_t k = 0; ok && k < node.inputs.size(); ++k) {
+        const std::string& v = node.inputs[k];
+        if (v.empty()) continue;
+        if (region.count(v)) {
+          data.push_back(static_cast<int>(k));
+        } else if (concat || !IsScalarConstant(*g, v)) {
+          ok = false;
+        }
+      }
+      if (!ok) continue;
+      role[i] = concat ? Role::kConcat : Role::kElementwise;
+      nhwc_inputs[i] = std::move(data);
+    }
+    if (role[i] != Role::kNone) region.insert(node.outputs[0]);
+  }
+  if (!any_conv) return Status::OK();
+
+  // Rewrite: region outputs get channels-last names; Transposes at the edges.
+  std::unordered_set<std::string> used;
+  for (const auto& [name, t] : g->initializers) used.insert(name);
+  for (const ValueInfo& v : g->inputs) used.insert(v.name);
+  for (const Node& node : g->nodes)
+    for (const std::string& o : node.outputs) used.insert(o);
+  auto fresh = [&](const std::string& base) {
+    std::string name = base;
+    for (int k = 1; used.count(name); ++k) name = StrCat(base, "_", k);
+    used.insert(name);
+    return name;
+  };
+  std::unordered_map<std::string, std::string> nhwc_name;  // original value -> its channels-last value
+  std::vector<Node> out;
+  out.reserve(n + 8);
+  auto transpose = [&](const std::string& from, const std::string& to, std::vector<int64_t> perm) {
+    Node t;
+    t.name = to;
+    t.op_type = "Transpose";
+    t.opset = 13;
+    t.inputs = {from};
+    t.outputs = {to};
+    t.attrs["perm"] = Attribute::Ints(std::move(perm));
+    out.push_back(std::move(t));
+  };
+  for (size_t i = 0; i < n; ++i) {
+    Node node = std::move(g->nodes[i]);
+    if (role[i] == Role::kNone) {
+      out.push_back(std::move(node));
+      continue;
+    }
+    for (int k : nhwc_inputs[i]) {
+      std::string& v = node.inputs[k];
+      auto it = nhwc_name.find(v);
+      if (it == nhwc_name.end()) {  // a plain value entering the region
+        const std::string name = fresh(v + "__nhwc");
+        transpose(v, name, {0, 2, 3, 1});
+        it = nhwc_name.emplace(v, name).first;
+      }
+      v = it->second;
+    }
+    const std::string original = node.outputs[0];
+    const std::string renamed = fresh(original + "__nhwc");
+    nhwc_name[original] = renamed;
+    node.outputs[0] = renamed;
+    if (role[i] == Role::kAnchor) {
+      node.attrs["op"] = Attribute::String(node.op_type);
+      if (!node.domain.empty()) node.attrs["op_domain"] = Attribute::String(node.domain);
+      std::vector<int64_t> ins(nhwc_inputs[i].begin(), nhwc_inputs[i].end());
+      node.attrs["nhwc_inputs"] = Attribute::Ints(std::move(ins));
+      node.op_type = "ChannelsLast";
+      node.domain = std::string(kStrataDomain);
+    } else if (role[i] == Role::kConcat) {
+      node.attrs["axis"] = Attribute::Int(3);
+    }
+    out.push_back(std::move(node));
+    // Readers outside the region (or the graph's outputs) keep the NCHW value under its name.
+    bool outside = uses.pinned.count(original) > 0;
+    auto readers = uses.readers.find(original);
+    if (readers != uses.readers.end())
+      for (const auto& [reader, input] : readers->second) outside |= role[reader] == Role::kNone;
+    if (outside) transpose(renamed, original, {0, 3, 1, 2});
+  }
+  g->nodes = std::move(out);
+  return Status::OK();
+}
+
+}  // namespace strata::graph

@@ -1,0 +1,157 @@
+// oneDNN binary for broadcasting Add, Sub, Mul, Div and two-input Min, Max (float32). oneDNN broadcasts only its
+// second source, so a broadcast first operand is swapped in for the commutative ops and declined for Sub/Div.
+// Min/Max fall back on the reference kernel for inputs holding NaN (oneDNN returns the other operand, the reference
+// propagates NaN).
+#include "ops/defs/fused/fused_util.h"
+#include "ops/dnnl/dnnl_common.h"
+#include "ops/dnnl/dnnl_kernels.h"
+
+namespace strata::ops::onednn {
+namespace {
+
+struct BinaryOp {
+  std::string_view name;
+  Alg alg;
+  bool commutative;
+};
+constexpr BinaryOp kBinaryOps[] = {
+    {"Add", Alg::binary_add, true},  {"Sub", Alg::binary_sub, false}, {"Mul", Alg::binary_mul, true},
+    {"Div", Alg::binary_div, false}, {"Min", Alg::binary_min, true},  {"Max", Alg::binary_max, true},
+};
+
+// `s` padded on the left with 1s to `rank` dims.
+Dims Padded(const Shape& s, int rank) {
+  Dims d(rank, 1);
+  for (int i = 0; i < s.rank(); ++i) d[rank - s.rank() + i] = s[i];
+  return d;
+}
+
+const BinaryOp* FindBinary(std::string_view name) {
+  for (const BinaryOp& b : kBinaryOps)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+// strata.FusedElementwise: one binary primitive with the later steps as post-ops, or (when oneDNN has no
+// implementation for those post-ops) the same steps as separate primitives working in place on the output.
+Status BuildFusedElementwise(PrimitiveKernel& k, const ElementwiseSteps& steps, const Shape& y) {
+  const int rank = std::max(1, y.rank());
+  const Dims yd = Padded(y, rank);
+  const BinaryOp* first = FindBinary(steps.ops[0]);
+  int a = 0, b = 1;
+  if (Padded(k.input_shape(0), rank) != yd) {
+    if (!first->commutative) return Decline("oneDNN cannot broadcast the first operand of ", first->name);
+    std::swap(a, b);
+  }
+  if (Padded(k.input_shape(a), rank) != yd) return Decline("neither operand has the output's shape");
+  const Md md_a = PlainMd(Padded(k.input_shape(a), rank)), md_b = PlainMd(Padded(k.input_shape(b), rank));
+  const Md dst = PlainMd(yd);
+  // Post-op operands and eltwise specs, step by step.
+  dnnl::post_ops po;
+  std::vector<std::pair<int, int>> post_args;  // post-op index -> node input
+  std::vector<EltwiseSpec> elt(steps.ops.size());
+  bool drops_nan = false;
+  int next = 2;
+  for (size_t i = 1; i < steps.ops.size(); ++i) {
+    if (steps.acts[i].op.empty()) {
+      post_args.emplace_back(po.len(), next);
+      po.append_binary(FindBinary(steps.ops[i])->alg, PlainMd(Padded(k.input_shape(next++), rank)));
+    } else {
+      STRATA_ASSIGN_OR_RETURN(elt[i], EltwiseFor(steps.acts[i].op, steps.acts[i].alpha, steps.acts[i].beta));
+      drops_nan |= elt[i].drops_nan;
+      AppendEltwise(&po, elt[i]);
+    }
+  }
+  if (drops_nan) {
+    std::vector<int> all;
+    for (int i = 0; i < steps.num_inputs; ++i) all.push_back(i);
+    STRATA_RETURN_IF_ERROR(k.FallBackOnNaN(all, /*nonfinite=*/true));
+  }
+  dnnl::binary::primitive_desc pd;
+  try {
+    pd = dnnl::binary::primitive_desc(dnnl::binary::desc(first->alg, md_a, md_b, dst), Attr(po), CpuEngine());
+    // oneDNN's jit binary takes only some broadcasts of post-op operands; its reference implementation is slower
+    // than separate jit primitives.
+    if (IsRefImpl(pd)) pd = dnnl::binary::primitive_desc();
+  } catch (const dnnl::error&) {
+    pd = dnnl::binary::primitive_desc();
+  }
+  const int sa = k.Input(a, md_a, &md_a), sb = k.Input(b, md_b, &md_b);
+  const int out = k.Output(0, y, dst, &dst);
+  if (pd) {  // one primitive
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC_0, sa}, {DNNL_ARG_SRC_1, sb}, {DNNL_ARG_DST, out}};
+    for (const auto& [idx, input] : post_args) {
+      const Md md = PlainMd(Padded(k.input_shape(input), rank));
+      args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1, k.Input(input, md, &md));
+    }
+    k.Add(dnnl::binary(pd), pd, std::move(args));
+    return Status::OK();
+  }
+  // Step by step, in place on the output.
+  dnnl::binary::primitive_desc pd0(dnnl::binary::desc(first->alg, md_a, md_b, dst), Attr(), CpuEngine());
+  k.Add(dnnl::binary(pd0), pd0, {{DNNL_ARG_SRC_0, sa}, {DNNL_ARG_SRC_1, sb}, {DNNL_ARG_DST, out}});
+  next = 2;
+  for (size_t i = 1; i < steps.ops.size(); ++i) {
+    if (steps.acts[i].op.empty()) {
+      const Md md = PlainMd(Padded(k.input_shape(next), rank));
+      dnnl::binary::primitive_desc p(dnnl::binary::desc(FindBinary(steps.ops[i])->alg, dst, md, dst), Attr(),
+                                     CpuEngine());
+      const int c = k.Input(next++, md, &md);
+      k.Add(dnnl::binary(p), p, {{DNNL_ARG_SRC_0, out}, {DNNL_ARG_SRC_1, c}, {DNNL_ARG_DST, out}});
+      continue;
+    }
+    for (int part = 0; part < (elt[i].chained ? 2 : 1); ++part) {
+      const Alg alg = part == 0 ? elt[i].alg : elt[i].alg2;
+      const float alpha = part == 0 ? elt[i].alpha : elt[i].alpha2, beta = part == 0 ? elt[i].beta : elt[i].beta2;
+      dnnl::eltwise_forward::primitive_desc p(
+          dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, alg, dst, alpha, beta), Attr(), CpuEngine());
+      k.Add(dnnl::eltwise_forward(p), p, {{DNNL_ARG_SRC, out}, {DNNL_ARG_DST, out}});
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Kernel>> CreateFusedElementwise(const KernelInit& init) {
+  auto steps = ReadElementwiseSteps(init.node);
+  if (!steps.ok()) return Decline(steps.status().message());
+  if (static_cast<int>(init.inputs.size()) != steps->num_inputs) return Decline("input count does not match the steps");
+  STRATA_RETURN_IF_ERROR(RequireFloat32(init));
+  STRATA_ASSIGN_OR_RETURN(Shape y, KnownShape(init.outputs[0], "output"));
+  return BuildKernel(init, "FusedElementwise", [&](PrimitiveKernel& k) { return BuildFusedElementwise(k, *steps, y); });
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateBinary(const KernelInit& init) {
+  const Node& node = init.node;
+  if (!node.domain.empty()) return Decline("not an ONNX op");
+  const BinaryOp* op = nullptr;
+  for (const BinaryOp& b : kBinaryOps)
+    if (b.name == node.op_type) op = &b;
+  if (op == nullptr) return Decline(node.op_type, " is not a oneDNN binary op");
+  if (node.inputs.size() != 2 || !node.has_input(0) || !node.has_input(1)) return Decline("needs exactly two inputs");
+  if (node.opset < 7) return Decline("opset ", node.opset, " legacy broadcast semantics");
+  STRATA_RETURN_IF_ERROR(RequireFloat32(init));
+  STRATA_ASSIGN_OR_RETURN(Shape y, KnownShape(init.outputs[0], "output"));
+  return BuildKernel(init, node.op_type, [&](PrimitiveKernel& k) -> Status {
+    const int rank = std::max(1, y.rank());
+    const Dims yd = Padded(y, rank);
+    int first = 0, second = 1;
+    if (Padded(k.input_shape(0), rank) != yd) {
+      if (!op->commutative) return Decline("oneDNN cannot broadcast the first operand of ", op->name);
+      std::swap(first, second);
+    }
+    const Dims d0 = Padded(k.input_shape(first), rank), d1 = Padded(k.input_shape(second), rank);
+    if (d0 != yd) return Decline("neither operand has the output's shape");
+    if (op->alg == Alg::binary_min || op->alg == Alg::binary_max) STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0, 1}));
+    const Md md0 = PlainMd(d0), md1 = PlainMd(d1), dst = PlainMd(yd);
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(op->alg, md0, md1, dst), Attr(), CpuEngine());
+    const int s0 = k.Input(first, md0, &md0);
+    const int s1 = k.Input(second, md1, &md1);
+    k.Add(dnnl::binary(pd), pd,
+          {{DNNL_ARG_SRC_0, s0}, {DNNL_ARG_SRC_1, s1}, {DNNL_ARG_DST, k.Output(0, y, dst, &dst)}});
+    return Status::OK();
+  });
+}
+
+}  // namespace strata::ops::onednn

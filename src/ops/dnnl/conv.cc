@@ -1,0 +1,179 @@
+// oneDNN convolution and deconvolution for Conv, ConvTranspose and strata.FusedConv (float32, 1-3 spatial axes).
+//
+// Groups (depthwise included), strides, dilations, explicit or automatic pads. Source and destination layouts are left
+// to oneDNN (blocked layouts are much faster than plain NCHW); the input is reordered in and the output out on each
+// run, while constant weights are reordered once at plan time. FusedConv: the residual Z is copied into the
+// destination and added by the sum post-op, then the activation is an eltwise post-op.
+// Declines: other dtypes, empty tensors, unknown shapes, and whatever oneDNN has no implementation for (e.g. a
+// ConvTranspose whose output_shape asks for more than the full result: a negative end pad).
+#include "ops/defs/fused/activation.h"
+#include "ops/dnnl/dnnl_common.h"
+#include "ops/dnnl/dnnl_kernels.h"
+#include "ops/dnnl/window.h"
+
+namespace strata::ops::onednn {
+namespace {
+
+struct ConvSpec {
+  bool transpose = false;
+  bool nhwc = false;        // strata.ChannelsLast: X, Z and Y are [N, H, W, C]
+  int residual_input = -1;  // FusedConv's Z
+  Activation act;
+};
+
+// Weights as oneDNN sees them: dims [g,] O/g, I/g, k... and the strides of ONNX's layout (Conv: [M, C/g, k...];
+// ConvTranspose: [C, M/g, k...], i.e. input channels outermost).
+Md WeightsMd(const Shape& w, int64_t group, bool transpose, int64_t in_channels) {
+  const int sp = w.rank() - 2;
+  int64_t ksize = 1;
+  for (int i = 0; i < sp; ++i) ksize *= w[2 + i];
+  int64_t oc_g, ic_g;
+  Dims strides;
+  if (!transpose) {
+    oc_g = w[0] / group;
+    ic_g = w[1];
+    // [g, oc_g, ic_g, k...] row-major.
+    strides = {oc_g * ic_g * ksize, ic_g * ksize, ksize};
+  } else {
+    ic_g = in_channels / group;
+    oc_g = w[1];
+    // ONNX [C, M/g, k...] = [g, ic_g, oc_g, k...] row-major; oneDNN dims order is [g, oc_g, ic_g, k...].
+    strides = {ic_g * oc_g * ksize, ksize, oc_g * ksize};
+  }
+  Dims dims = {group, oc_g, ic_g};
+  for (int i = 0; i < sp; ++i) dims.push_back(w[2 + i]);
+  int64_t st = 1;
+  Dims kstrides(sp);
+  for (int i = sp - 1; i >= 0; --i) {
+    kstrides[i] = st;
+    st *= w[2 + i];
+  }
+  strides.insert(strides.end(), kstrides.begin(), kstrides.end());
+  if (group == 1) {  // oneDNN wants no group dimension then
+    dims.erase(dims.begin());
+    strides.erase(strides.begin());
+  }
+  return Md(dims, dnnl::memory::data_type::f32, strides);
+}
+
+Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spec) {
+  const Node& node = init.node;
+  const Shape& w = k.input_shape(1);
+  STRATA_ASSIGN_OR_RETURN(Shape y_tensor, KnownShape(init.outputs[0], "output"));
+  if (spec.nhwc && (k.input_shape(0).rank() != 4 || y_tensor.rank() != 4)) return Decline("channels-last needs 4-D");
+  // oneDNN sees NCHW dims; the tensors' memory is plain NCHW, or NHWC for channels-last nodes.
+  const Shape x = spec.nhwc ? NhwcToNchw(k.input_shape(0)) : k.input_shape(0);
+  const Shape y = spec.nhwc ? NhwcToNchw(y_tensor) : y_tensor;
+  if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank()) return Decline("X and W must have rank 3 to 5");
+  const int64_t group = node.GetInt("group", 1);
+  if (group < 1 || x[1] % group != 0) return Decline("bad group ", group);
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  Window win;
+  if (spec.transpose) {
+    STRATA_ASSIGN_OR_RETURN(win, TransposeWindow(node, x, y, kernel));
+  } else {
+    STRATA_ASSIGN_OR_RETURN(win, ForwardWindow(node, x, y, kernel));
+  }
+  const Md w_user = WeightsMd(w, group, spec.transpose, x[1]);
+  const bool has_bias = node.has_input(2);
+  const bool has_z = spec.residual_input >= 0 && node.has_input(spec.residual_input);
+  if (has_z && k.input_shape(spec.residual_input) != y_tensor) return Decline("Z does not have the output's shape");
+
+  dnnl::post_ops po;
+  if (has_z) po.append_sum(1.0f);
+  if (!spec.act.op.empty()) {
+    STRATA_ASSIGN_OR_RETURN(EltwiseSpec e, EltwiseFor(spec.act.op, spec.act.alpha, spec.act.beta));
+    AppendEltwise(&po, e);
+    // A NaN reaching the activation (from a NaN or infinity in any input) must come out as the reference's.
+    if (e.drops_nan) STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0, 1, 2, 3}, /*nonfinite=*/true));
+  }
+  const Md src_user = ActivationMd(x, spec.nhwc), dst_user = ActivationMd(y, spec.nhwc);
+  // The layout is left to oneDNN for runtime weights too (training feeds them every step): reordering them each run
+  // costs far less than the plain-layout GEMM convolution oneDNN falls back on otherwise.
+  const Md w_want = AnyMd(w_user.dims());
+  const Md bias_md = has_bias ? PlainMd(k.input_shape(2)) : Md();
+  const auto prop = dnnl::prop_kind::forward_inference;
+  dnnl::primitive prim;
+  dnnl::primitive_desc pd;
+  auto make = [&](const Md& src, const Md& dst) {
+    if (!spec.transpose) {
+      dnnl::convolution_forward::desc d(prop, Alg::convolution_direct, src, w_want, bias_md, dst, win.strides,
+                                        win.dilations, win.pad_l, win.pad_r);
+      dnnl::convolution_forward::primitive_desc cpd(d, Attr(po), CpuEngine());
+      prim = dnnl::convolution_forward(cpd);
+      pd = cpd;
+    } else {
+      dnnl::deconvolution_forward::desc d(prop, Alg::deconvolution_direct, src, w_want, bias_md, dst, win.strides,
+                                          win.dilations, win.pad_l, win.pad_r);
+      dnnl::deconvolution_forward::primitive_desc dpd(d, Attr(po), CpuEngine());
+      prim = dnnl::deconvolution_forward(dpd);
+      pd = dpd;
+    }
+  };
+  // Channels-last activations go straight in when an optimised implementation takes them; otherwise (and for NCHW,
+  // which oneDNN only runs through im2col) the layouts are left to oneDNN and reordered in and out.
+  bool direct = false;
+  if (spec.nhwc) {
+    try {
+      make(src_user, dst_user);
+      direct = !IsRefImpl(pd);
+    } catch (const dnnl::error&) {
+      direct = false;
+    }
+  }
+  if (!direct) make(AnyMd(ToDims(x)), AnyMd(ToDims(y)));
+  if (IsRefImpl(pd)) return Decline("oneDNN offers only its reference implementation (", pd.impl_info_str(), ")");
+  std::vector<std::pair<int, int>> args;
+  args.emplace_back(DNNL_ARG_SRC, k.Input(0, pd.src_desc(0), &src_user));
+  args.emplace_back(DNNL_ARG_WEIGHTS, k.Input(1, pd.weights_desc(0), &w_user));
+  if (has_bias) args.emplace_back(DNNL_ARG_BIAS, k.Input(2, pd.weights_desc(1)));
+  const int dst = k.Output(0, y_tensor, pd.dst_desc(0), &dst_user);
+  if (has_z) k.CopyInputTo(spec.residual_input, dst, &dst_user);
+  args.emplace_back(DNNL_ARG_DST, dst);
+  k.Add(prim, pd, std::move(args));
+  return Status::OK();
+}
+
+// 2 * (output elements of the forward convolution) * (C/group * kernel size): for ConvTranspose the roles of X and Y
+// swap.
+int64_t ConvFlops(const KernelInit& init, bool transpose) {
+  const Shape x = init.inputs[0].shape.ToShape(), w = init.inputs[1].shape.ToShape(),
+              y = init.outputs[0].shape.ToShape();  // element counts do not depend on the layout
+  const Shape& big = transpose ? x : y;
+  return 2 * big.NumElements() * w.Product(1, w.rank());
+}
+
+StatusOr<std::unique_ptr<Kernel>> Create(const KernelInit& init, const ConvSpec& spec, std::string_view what) {
+  STRATA_RETURN_IF_ERROR(RequireFloat32(init));
+  return BuildKernel(
+      init, what, [&](PrimitiveKernel& k) { return BuildConv(k, init, spec); }, ConvFlops(init, spec.transpose));
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Kernel>> CreateConv(const KernelInit& init) { return Create(init, ConvSpec{}, "Conv"); }
+
+StatusOr<std::unique_ptr<Kernel>> CreateConvTranspose(const KernelInit& init) {
+  return Create(init, ConvSpec{.transpose = true}, "ConvTranspose");
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateFusedConv(const KernelInit& init) {
+  auto act = ReadFusedActivation(init.node);
+  if (!act.ok()) return Decline(act.status().message());
+  ConvSpec spec{.transpose = init.node.GetInt("transpose", 0) != 0, .residual_input = 3, .act = *act};
+  return Create(init, spec, "FusedConv");
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConv(const KernelInit& init, bool fused) {
+  ConvSpec spec{.nhwc = true};
+  if (fused) {
+    auto act = ReadFusedActivation(init.node);
+    if (!act.ok()) return Decline(act.status().message());
+    if (init.node.GetInt("transpose", 0) != 0) return Decline("channels-last ConvTranspose");
+    spec.residual_input = 3;
+    spec.act = *act;
+  }
+  return Create(init, spec, "ChannelsLast Conv");
+}
+
+}  // namespace strata::ops::onednn

@@ -1,0 +1,111 @@
+// oneDNN convolution backward for strata.ConvBackwardData (dY, W, x_shape) -> dX and strata.ConvBackwardFilter
+// (dY, X, w_shape) -> dW[, dB], float32, 1-3 spatial axes, groups, strides, dilations, explicit or automatic pads.
+// The shape operand must be known at plan time (it is Shape(X) / Shape(W) of a planned graph). Activations and
+// gradients go through the layouts oneDNN prefers (reordered in and out each run); the forward primitive descriptor
+// built from the same geometry is the hint the backward ones require.
+#include "ops/dnnl/dnnl_common.h"
+#include "ops/dnnl/grad_kernels.h"
+#include "ops/dnnl/window.h"
+#include "ops/op_util.h"
+
+namespace strata::ops::onednn {
+namespace {
+
+// ONNX Conv weights [M, C/g, k...] as oneDNN sees them: [g, M/g, C/g, k...] (or without g when group is 1), plain.
+Md WeightsMd(const Shape& w, int64_t group) {
+  Dims dims;
+  if (group > 1)
+    dims = {group, w[0] / group, w[1]};
+  else
+    dims = {w[0], w[1]};
+  for (int i = 2; i < w.rank(); ++i) dims.push_back(w[i]);
+  return PlainMd(dims);
+}
+
+// The shapes of a backward conv node: x, w, y (= dY), with the shape operand read from its constant value.
+struct ConvShapes {
+  Shape x, w, y;
+  int64_t group = 1;
+  Window win;
+  int64_t flops() const { return 2 * y.NumElements() * w.NumElements() / w[0]; }  // per dY element: one dot product
+};
+
+StatusOr<ConvShapes> Shapes(const KernelInit& init, bool data) {
+  const Node& node = init.node;
+  ConvShapes s;
+  STRATA_ASSIGN_OR_RETURN(s.y, KnownShape(init.inputs[0], "dY"));
+  STRATA_ASSIGN_OR_RETURN(Shape other, KnownShape(init.inputs[1], data ? "W" : "X"));
+  if (init.inputs.size() < 3 || !init.inputs[2].has_value())
+    return Decline("the shape operand is not known at plan time");
+  auto dims = ReadInts(*init.inputs[2].value, "shape");
+  if (!dims.ok()) return Decline(dims.status().message());
+  (data ? s.x : s.w) = Shape(*dims);
+  (data ? s.w : s.x) = other;
+  if (s.x.rank() < 3 || s.x.rank() > 5 || s.w.rank() != s.x.rank() || s.y.rank() != s.x.rank())
+    return Decline("X, W and dY must have rank 3 to 5");
+  s.group = node.GetInt("group", 1);
+  if (s.group < 1 || s.x[1] % s.group != 0 || s.w[0] % s.group != 0 || s.x[1] != s.w[1] * s.group || s.y[1] != s.w[0] ||
+      s.y[0] != s.x[0])
+    return Decline("inconsistent shapes X ", s.x.ToString(), ", W ", s.w.ToString(), ", dY ", s.y.ToString());
+  if (s.x.NumElements() == 0 || s.w.NumElements() == 0 || s.y.NumElements() == 0) return Decline("empty tensors");
+  STRATA_ASSIGN_OR_RETURN(s.win, ForwardWindow(node, s.x, s.y, std::vector<int64_t>(s.w.begin() + 2, s.w.end())));
+  return s;
+}
+
+dnnl::convolution_forward::primitive_desc HintPd(const ConvShapes& s, const Md& w, bool bias) {
+  const Md bias_md = bias ? AnyMd(Dims{s.w[0]}) : Md();
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, Alg::convolution_direct, AnyMd(ToDims(s.x)), w,
+                                    bias_md, AnyMd(ToDims(s.y)), s.win.strides, s.win.dilations, s.win.pad_l,
+                                    s.win.pad_r);
+  return dnnl::convolution_forward::primitive_desc(d, Attr(), CpuEngine());
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardData(const KernelInit& init) {
+  STRATA_RETURN_IF_ERROR(RequireFloat32(init, {2}));
+  STRATA_ASSIGN_OR_RETURN(ConvShapes s, Shapes(init, /*data=*/true));
+  return BuildKernel(init, "ConvBackwardData", [&](PrimitiveKernel& k) -> Status {
+    const Md w_user = WeightsMd(s.w, s.group);
+    const Md w_any = AnyMd(w_user.dims());
+    const auto hint = HintPd(s, w_any, false);
+    dnnl::convolution_backward_data::desc d(Alg::convolution_direct, AnyMd(ToDims(s.x)), w_any, AnyMd(ToDims(s.y)),
+                                            s.win.strides, s.win.dilations, s.win.pad_l, s.win.pad_r);
+    dnnl::convolution_backward_data::primitive_desc pd(d, Attr(), CpuEngine(), hint);
+    if (IsRefImpl(pd)) return Decline("oneDNN has only its reference implementation for this convolution");
+    const int dy = k.Input(0, pd.diff_dst_desc());
+    const int w = k.Input(1, pd.weights_desc(), &w_user);
+    const int dx = k.Output(0, s.x, pd.diff_src_desc());
+    k.Add(dnnl::convolution_backward_data(pd), pd,
+          {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, dx}});
+    return Status::OK();
+  }, s.flops());
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilter(const KernelInit& init) {
+  STRATA_RETURN_IF_ERROR(RequireFloat32(init, {2}));
+  STRATA_ASSIGN_OR_RETURN(ConvShapes s, Shapes(init, /*data=*/false));
+  const bool bias = init.node.has_output(1);
+  return BuildKernel(init, "ConvBackwardFilter", [&](PrimitiveKernel& k) -> Status {
+    const Md w_user = WeightsMd(s.w, s.group);
+    const Md w_any = AnyMd(w_user.dims());
+    const auto hint = HintPd(s, w_any, bias);
+    const Md bias_md = bias ? PlainMd(Dims{s.w[0]}) : Md();
+    dnnl::convolution_backward_weights::desc d(Alg::convolution_direct, AnyMd(ToDims(s.x)), w_any, bias_md,
+                                               AnyMd(ToDims(s.y)), s.win.strides, s.win.dilations, s.win.pad_l,
+                                               s.win.pad_r);
+    dnnl::convolution_backward_weights::primitive_desc pd(d, Attr(), CpuEngine(), hint);
+    if (IsRefImpl(pd)) return Decline("oneDNN has only its reference implementation for this convolution");
+    std::vector<std::pair<int, int>> args;
+    args.emplace_back(DNNL_ARG_DIFF_DST, k.Input(0, pd.diff_dst_desc()));
+    args.emplace_back(DNNL_ARG_SRC, k.Input(1, pd.src_desc()));
+    // Both outputs come out of the one primitive: bind the bias (plain) first, then the weights, whose reorder (if
+    // the primitive prefers a blocked layout) follows the primitive.
+    if (bias) args.emplace_back(DNNL_ARG_DIFF_BIAS, k.Output(1, Shape{s.w[0]}, pd.diff_bias_desc()));
+    args.emplace_back(DNNL_ARG_DIFF_WEIGHTS, k.Output(0, s.w, pd.diff_weights_desc(), &w_user));
+    k.Add(dnnl::convolution_backward_weights(pd), pd, std::move(args));
+    return Status::OK();
+  }, s.flops());
+}
+
+}  // namespace strata::ops::onednn

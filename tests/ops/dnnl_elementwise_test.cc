@@ -1,0 +1,184 @@
+// oneDNN eltwise and binary kernels against the reference kernels.
+#include <limits>
+
+#include "tests/ops/op_harness.h"
+
+namespace strata::testing {
+namespace {
+
+TEST(DnnlBinaryTest, BroadcastingBothWays) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    SCOPED_TRACE(op);
+    RunOpCase({.label = "same shape",
+               .op_type = op,
+               .inputs = {RandomF({2, 3, 17}, 1), RandomF({2, 3, 17}, 2, 0.5f, 2)},
+               .kernel = "dnnl"});
+    RunOpCase({.label = "row broadcast",
+               .op_type = op,
+               .inputs = {RandomF({4, 33}, 3), RandomF({33}, 4, 0.5f, 2)},
+               .kernel = "dnnl"});
+    RunOpCase(
+        {.label = "scalar right", .op_type = op, .inputs = {RandomF({5, 7}, 5), F({1.5f}, {})}, .kernel = "dnnl"});
+    RunOpCase({.label = "constant channel bias",
+               .op_type = op,
+               .inputs = {RandomF({2, 3, 4, 5}, 6), RandomF({3, 1, 1}, 7, 0.5f, 2)},
+               .constant_inputs = {1},
+               .kernel = "dnnl"});
+    RunOpCase({.label = "rank 5 broadcast",
+               .op_type = op,
+               .inputs = {RandomF({2, 4, 3, 1, 5}, 8), RandomF({1, 4, 1, 6, 1}, 9, 0.5f, 2)}});
+  }
+  // Commutative ops swap a broadcast first operand in; Sub/Div decline it.
+  RunOpCase({.label = "broadcast first, Add",
+             .op_type = "Add",
+             .inputs = {RandomF({7}, 10), RandomF({3, 7}, 11)},
+             .kernel = "dnnl"});
+  RunOpCase({.label = "broadcast first, Mul",
+             .op_type = "Mul",
+             .inputs = {F({2}, {}), RandomF({3, 7}, 11)},
+             .kernel = "dnnl"});
+  RunOpCase({.label = "broadcast first, Sub",
+             .op_type = "Sub",
+             .inputs = {RandomF({7}, 10), RandomF({3, 7}, 11)},
+             .kernel = "dnnl",
+             .expect_decline = true});
+  RunOpCase({.label = "int64 declines",
+             .op_type = "Add",
+             .inputs = {I64({1, 2}, {2}), I64({3, 4}, {2})},
+             .kernel = "dnnl",
+             .expect_decline = true});
+  RunOpCase({.label = "zero-size declines",
+             .op_type = "Add",
+             .inputs = {F({}, {0, 3}), F({1, 2, 3}, {3})},
+             .kernel = "dnnl",
+             .expect_decline = true});
+}
+
+TEST(DnnlEltwiseTest, Relu) {
+  RunOpCase({.label = "relu", .op_type = "Relu", .inputs = {RandomF({3, 67}, 1)}, .kernel = "dnnl"});
+  RunOpCase(
+      {.label = "relu scalar", .op_type = "Relu", .inputs = {F({-2}, {})}, .expected = {F({0}, {})}, .kernel = "dnnl"});
+  RunOpCase({.label = "relu float64 declines",
+             .op_type = "Relu",
+             .inputs = {D({-1, 1}, {2})},
+             .kernel = "dnnl",
+             .expect_decline = true});
+}
+
+}  // namespace
+}  // namespace strata::testing
+
+namespace strata::testing {
+namespace {
+
+TEST(DnnlEltwiseTest, Activations) {
+  const Tensor x = RandomF({4, 37}, 30, -4, 4);
+  const Tensor pos = RandomF({4, 37}, 31, 0.1f, 4);
+  RunOpCase(
+      {.label = "leaky", .op_type = "LeakyRelu", .attrs = {{"alpha", AFloat(0.3f)}}, .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "elu", .op_type = "Elu", .attrs = {{"alpha", AFloat(0.5f)}}, .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "selu", .op_type = "Selu", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "sigmoid", .op_type = "Sigmoid", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "tanh", .op_type = "Tanh", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "hard sigmoid",
+             .op_type = "HardSigmoid",
+             .attrs = {{"alpha", AFloat(0.3f)}, {"beta", AFloat(0.4f)}},
+             .inputs = {x},
+             .kernel = "dnnl"});
+  RunOpCase({.label = "hard swish", .op_type = "HardSwish", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "softplus", .op_type = "Softplus", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "exp", .op_type = "Exp", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "log", .op_type = "Log", .inputs = {pos}, .kernel = "dnnl"});
+  RunOpCase({.label = "sqrt", .op_type = "Sqrt", .inputs = {pos}, .kernel = "dnnl"});
+  RunOpCase({.label = "abs", .op_type = "Abs", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "neg", .op_type = "Neg", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "clip constant bounds",
+             .op_type = "Clip",
+             .inputs = {x, F({-1}, {}), F({2}, {})},
+             .constant_inputs = {1, 2},
+             .kernel = "dnnl"});
+  RunOpCase({.label = "clip max only",
+             .op_type = "Clip",
+             .inputs = {x, Tensor(), F({0.5f}, {})},
+             .constant_inputs = {2},
+             .kernel = "dnnl"});
+  RunOpCase({.label = "clip no bounds", .op_type = "Clip", .inputs = {x}, .kernel = "dnnl"});
+  RunOpCase({.label = "clip opset 6 attributes",
+             .op_type = "Clip",
+             .opset = 6,
+             .attrs = {{"min", AFloat(-0.5f)}, {"max", AFloat(0.5f)}},
+             .inputs = {x},
+             .kernel = "dnnl"});
+  RunOpCase({.label = "clip runtime bounds decline",
+             .op_type = "Clip",
+             .inputs = {x, F({-1}, {}), F({2}, {})},
+             .kernel = "dnnl",
+             .expect_decline = true});
+}
+
+TEST(DnnlBinaryTest, MinMax) {
+  for (const char* op : {"Min", "Max"}) {
+    RunOpCase({.label = StrCat(op, " broadcast"),
+               .op_type = op,
+               .inputs = {RandomF({3, 5}, 40), RandomF({5}, 41)},
+               .kernel = "dnnl"});
+    RunOpCase({.label = StrCat(op, " NaN falls back"),
+               .op_type = op,
+               .inputs = {F({1, std::numeric_limits<float>::quiet_NaN(), 3}, {3}), F({2, 2, 2}, {3})},
+               .kernel = "dnnl"});
+    RunOpCase({.label = StrCat(op, " three inputs decline"),
+               .op_type = op,
+               .inputs = {RandomF({3}, 40), RandomF({3}, 41), RandomF({3}, 42)},
+               .kernel = "dnnl",
+               .expect_decline = true});
+  }
+}
+
+}  // namespace
+}  // namespace strata::testing
+
+namespace strata::testing {
+namespace {
+
+OpCase FusedElementwiseRow(std::string label, std::vector<Tensor> inputs, std::vector<std::string> ops,
+                           std::vector<float> alphas = {}, std::vector<float> betas = {}) {
+  OpCase row{.label = std::move(label),
+             .op_type = "FusedElementwise",
+             .domain = "strata",
+             .opset = 1,
+             .attrs = {{"ops", graph::Attribute::Strings(std::move(ops))}},
+             .inputs = std::move(inputs),
+             .kernel = "dnnl"};
+  if (!alphas.empty()) row.attrs["alphas"] = AFloats(alphas);
+  if (!betas.empty()) row.attrs["betas"] = AFloats(betas);
+  return row;
+}
+
+TEST(DnnlFusedElementwiseTest, PostOpChains) {
+  RunOpCase(FusedElementwiseRow(
+      "div mul add", {RandomF({4, 5, 8}, 1), RandomF({4, 5, 1}, 2, 0.5f, 2), RandomF({8}, 3), RandomF({8}, 4)},
+      {"Div", "Mul", "Add"}));
+  RunOpCase(FusedElementwiseRow("add sqrt", {RandomF({4, 9}, 5, 0, 1), F({1e-5f}, {})}, {"Add", "Sqrt"}));
+  RunOpCase(FusedElementwiseRow("broadcast first, relu, sub", {RandomF({9}, 6), RandomF({3, 9}, 7), RandomF({3, 1}, 8)},
+                                {"Mul", "Relu", "Sub"}));
+  RunOpCase(FusedElementwiseRow("leaky, hard sigmoid", {RandomF({2, 3, 4, 5}, 9), RandomF({1, 3, 1, 1}, 10)},
+                                {"Add", "LeakyRelu", "HardSigmoid"}, {0, 0.1f, 0.25f}, {0, 0, 0.4f}));
+  RunOpCase(FusedElementwiseRow("full-shape post-op operand",
+                                {RandomF({6, 7}, 11), RandomF({6, 7}, 12), RandomF({6, 7}, 13, 0.5f, 2)},
+                                {"Sub", "Div", "Tanh"}));
+  OpCase nan = FusedElementwiseRow("clip with NaN falls back",
+                                   {F({1, std::numeric_limits<float>::quiet_NaN(), -3}, {3}), F({1}, {})},
+                                   {"Add", "Clip"}, {0, -1}, {0, 1});
+  RunOpCase(nan);
+  OpCase sub = FusedElementwiseRow("sub with a broadcast first operand declines", {RandomF({9}, 6), RandomF({3, 9}, 7)},
+                                   {"Sub", "Relu"});
+  sub.expect_decline = true;
+  RunOpCase(sub);
+  OpCase grow = FusedElementwiseRow("a later operand enlarges the shape: declines",
+                                    {RandomF({3, 1}, 6), RandomF({3, 1}, 7), RandomF({2, 1, 4}, 8)}, {"Add", "Mul"});
+  grow.expect_decline = true;
+  RunOpCase(grow);
+}
+
+}  // namespace
+}  // namespace strata::testing

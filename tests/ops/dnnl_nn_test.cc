@@ -1,0 +1,330 @@
+// oneDNN kernels for the nn family (Conv, ConvTranspose, strata.FusedConv, Gemm, strata.FusedGemm, pools,
+// BatchNormalization, LRN, Softmax/LogSoftmax) against the reference kernels (tests/ops/op_harness.h). Every row
+// names the kernel it is about: the row fails when dnnl declines it (or, for expect_decline rows, accepts it).
+#include "tests/ops/op_harness.h"
+
+namespace strata::testing {
+namespace {
+
+using graph::AttributeMap;
+
+OpCase ConvRow(std::string label, std::vector<int64_t> x, std::vector<int64_t> w, AttributeMap attrs, bool bias = true,
+               bool const_w = true) {
+  OpCase row{.label = std::move(label),
+             .op_type = "Conv",
+             .attrs = std::move(attrs),
+             .inputs = {RandomF(x, 1), RandomF(w, 2, -0.5f, 0.5f)},
+             .kernel = "dnnl"};
+  if (bias) row.inputs.push_back(RandomF({w[0]}, 3));
+  if (const_w) row.constant_inputs = bias ? std::vector<int>{1, 2} : std::vector<int>{1};
+  return row;
+}
+
+TEST(DnnlConvTest, GeometryRows) {
+  RunOpCase(ConvRow("3x3 pad 1", {1, 3, 8, 8}, {4, 3, 3, 3}, {{"pads", AInts({1, 1, 1, 1})}}));
+  RunOpCase(ConvRow("1x1", {2, 16, 5, 5}, {8, 16, 1, 1}, {}));
+  RunOpCase(ConvRow("1x1 stride 2", {1, 16, 9, 9}, {8, 16, 1, 1}, {{"strides", AInts({2, 2})}}));
+  RunOpCase(ConvRow("stride 2 pad 1", {2, 8, 11, 10}, {16, 8, 3, 3},
+                    {{"strides", AInts({2, 2})}, {"pads", AInts({1, 1, 1, 1})}}));
+  RunOpCase(ConvRow("asymmetric pads", {1, 4, 7, 9}, {5, 4, 3, 2}, {{"pads", AInts({0, 2, 1, 0})}}));
+  RunOpCase(ConvRow("stride leaves a remainder", {1, 3, 10, 10}, {4, 3, 3, 3}, {{"strides", AInts({3, 3})}}));
+  RunOpCase(ConvRow("groups", {2, 8, 6, 6}, {12, 2, 3, 3}, {{"group", AInt(4)}, {"pads", AInts({1, 1, 1, 1})}}));
+  RunOpCase(ConvRow("depthwise", {1, 16, 10, 10}, {16, 1, 3, 3}, {{"group", AInt(16)}, {"pads", AInts({1, 1, 1, 1})}}));
+  RunOpCase(ConvRow("depthwise multiplier 2 stride 2", {1, 8, 9, 9}, {16, 1, 3, 3},
+                    {{"group", AInt(8)}, {"strides", AInts({2, 2})}, {"pads", AInts({1, 1, 1, 1})}}));
+  RunOpCase(ConvRow("dilations", {1, 4, 12, 12}, {6, 4, 3, 3},
+                    {{"dilations", AInts({2, 3})}, {"pads", AInts({2, 1, 2, 3})}}));
+  RunOpCase(ConvRow("SAME_UPPER stride 2", {1, 3, 7, 8}, {4, 3, 3, 3},
+                    {{"auto_pad", AString("SAME_UPPER")}, {"strides", AInts({2, 2})}}));
+  RunOpCase(ConvRow("SAME_LOWER even kernel", {1, 3, 7, 8}, {4, 3, 2, 4}, {{"auto_pad", AString("SAME_LOWER")}}));
+  RunOpCase(ConvRow("VALID", {1, 3, 7, 8}, {4, 3, 3, 3}, {{"auto_pad", AString("VALID")}}));
+  RunOpCase(ConvRow("no bias", {1, 3, 6, 6}, {4, 3, 3, 3}, {}, false));
+  RunOpCase(
+      ConvRow("runtime weights and bias", {1, 3, 6, 6}, {4, 3, 3, 3}, {{"pads", AInts({1, 1, 1, 1})}}, true, false));
+  RunOpCase(ConvRow("1-D", {2, 4, 17}, {6, 4, 5}, {{"pads", AInts({2, 1})}, {"strides", AInts({2})}}));
+  RunOpCase(ConvRow("3-D", {1, 3, 5, 6, 7}, {4, 3, 3, 3, 3}, {{"pads", AInts({1, 1, 1, 1, 1, 1})}}));
+  RunOpCase(ConvRow("channels above a SIMD block", {1, 35, 6, 6}, {33, 35, 3, 3}, {{"pads", AInts({1, 1, 1, 1})}}));
+  RunOpCase(ConvRow("kernel_shape given", {1, 3, 6, 6}, {4, 3, 3, 3}, {{"kernel_shape", AInts({3, 3})}}));
+}
+
+TEST(DnnlConvTest, Declines) {
+  OpCase zero = ConvRow("batch 0", {0, 3, 6, 6}, {4, 3, 3, 3}, {});
+  zero.expect_decline = true;
+  RunOpCase(zero);
+  RunOpCase({.label = "float64",
+             .op_type = "Conv",
+             .inputs = {D({1, 2, 3, 4}, {1, 1, 2, 2}), D({1}, {1, 1, 1, 1})},
+             .kernel = "dnnl",
+             .expect_decline = true});
+}
+
+OpCase ConvTransposeRow(std::string label, std::vector<int64_t> x, std::vector<int64_t> w, AttributeMap attrs,
+                        int64_t group = 1) {
+  attrs["group"] = AInt(group);
+  return {.label = std::move(label),
+          .op_type = "ConvTranspose",
+          .attrs = std::move(attrs),
+          .inputs = {RandomF(x, 4), RandomF(w, 5, -0.5f, 0.5f), RandomF({w[1] * group}, 6)},
+          .constant_inputs = {1, 2},
+          .kernel = "dnnl"};
+}
+
+TEST(DnnlConvTest, ConvTranspose) {
+  RunOpCase(ConvTransposeRow("3x3", {1, 4, 5, 5}, {4, 6, 3, 3}, {}));
+  RunOpCase(ConvTransposeRow("stride 2 pads", {2, 4, 5, 6}, {4, 3, 3, 3},
+                             {{"strides", AInts({2, 2})}, {"pads", AInts({1, 1, 1, 1})}}));
+  RunOpCase(
+      ConvTransposeRow("stride 2 output_padding", {1, 4, 5, 5}, {4, 3, 3, 3},
+                       {{"strides", AInts({2, 2})}, {"pads", AInts({1, 1, 1, 1})}, {"output_padding", AInts({1, 1})}}));
+  RunOpCase(ConvTransposeRow("groups", {1, 6, 4, 4}, {6, 2, 3, 3}, {{"strides", AInts({2, 2})}}, 3));
+  RunOpCase(ConvTransposeRow("dilations asymmetric pads", {1, 3, 5, 5}, {3, 4, 3, 2},
+                             {{"dilations", AInts({2, 1})}, {"pads", AInts({1, 0, 0, 1})}}));
+  RunOpCase(ConvTransposeRow("1-D", {1, 3, 7}, {3, 2, 4}, {{"strides", AInts({3})}}));
+  RunOpCase(ConvTransposeRow("output_shape", {1, 4, 5, 5}, {4, 3, 3, 3},
+                             {{"strides", AInts({2, 2})}, {"output_shape", AInts({10, 10})}}));
+  RunOpCase(ConvTransposeRow("full output_shape", {1, 4, 5, 5}, {4, 3, 3, 3},
+                             {{"strides", AInts({2, 2})}, {"output_shape", AInts({1, 3, 9, 10})}}));
+  RunOpCase(ConvTransposeRow("SAME_UPPER", {1, 4, 5, 5}, {4, 3, 3, 3},
+                             {{"strides", AInts({2, 2})}, {"auto_pad", AString("SAME_UPPER")}}));
+  RunOpCase(ConvTransposeRow("SAME_LOWER", {1, 4, 5, 5}, {4, 3, 3, 3},
+                             {{"strides", AInts({2, 2})}, {"auto_pad", AString("SAME_LOWER")}}));
+  // output_shape beyond the full result: the excess is bias only (a negative end pad for oneDNN).
+  RunOpCase({.label = "output_shape beyond the full result",
+             .op_type = "ConvTranspose",
+             .attrs = {{"strides", AInts({2, 2})}, {"output_shape", AInts({13, 13})}},
+             .inputs = {RandomF({1, 2, 5, 5}, 4), RandomF({2, 3, 3, 3}, 5), RandomF({3}, 6)},
+             .constant_inputs = {1, 2}});
+}
+
+OpCase FusedConvRow(std::string label, std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> z,
+                    std::string act, AttributeMap attrs = {}) {
+  OpCase row{.label = std::move(label),
+             .op_type = "FusedConv",
+             .domain = "strata",
+             .opset = 1,
+             .attrs = std::move(attrs),
+             .inputs = {RandomF(x, 7), RandomF(w, 8, -0.5f, 0.5f), RandomF({w[0]}, 9)},
+             .constant_inputs = {1, 2},
+             .kernel = "dnnl"};
+  if (row.attrs.count("transpose")) row.inputs[2] = RandomF({w[1]}, 9);
+  if (!z.empty()) row.inputs.push_back(RandomF(z, 10));
+  if (!act.empty()) row.attrs["activation"] = AString(act);
+  return row;
+}
+
+TEST(DnnlConvTest, FusedConv) {
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  RunOpCase(FusedConvRow("relu", {2, 8, 7, 7}, {16, 8, 3, 3}, {}, "Relu", pad1));
+  RunOpCase(FusedConvRow("residual", {2, 8, 7, 7}, {16, 8, 3, 3}, {2, 16, 7, 7}, "", pad1));
+  RunOpCase(FusedConvRow("residual + relu", {1, 8, 7, 7}, {8, 8, 1, 1}, {1, 8, 7, 7}, "Relu"));
+  AttributeMap clip = pad1;
+  clip["activation_alpha"] = AFloat(0.0f);
+  clip["activation_beta"] = AFloat(0.3f);
+  clip["group"] = AInt(8);
+  RunOpCase(FusedConvRow("depthwise relu6-like clip", {1, 8, 9, 9}, {8, 1, 3, 3}, {}, "Clip", clip));
+  RunOpCase(FusedConvRow("leaky", {1, 3, 6, 6}, {4, 3, 3, 3}, {}, "LeakyRelu", {{"activation_alpha", AFloat(0.1f)}}));
+  RunOpCase(FusedConvRow("sigmoid", {1, 3, 6, 6}, {4, 3, 3, 3}, {}, "Sigmoid"));
+  RunOpCase(FusedConvRow("hard swish", {1, 3, 6, 6}, {4, 3, 3, 3}, {}, "HardSwish"));
+  RunOpCase(FusedConvRow("transpose + relu", {1, 4, 5, 5}, {4, 6, 3, 3}, {}, "Relu",
+                         {{"transpose", AInt(1)}, {"strides", AInts({2, 2})}}));
+}
+
+OpCase GemmRow(std::string label, std::vector<int64_t> a, std::vector<int64_t> b, std::vector<int64_t> c,
+               AttributeMap attrs, std::vector<int> constant = {1, 2}) {
+  OpCase row{.label = std::move(label),
+             .op_type = "Gemm",
+             .attrs = std::move(attrs),
+             .inputs = {RandomF(a, 11), RandomF(b, 12)},
+             .constant_inputs = std::move(constant),
+             .kernel = "dnnl"};
+  if (!c.empty()) row.inputs.push_back(RandomF(c, 13));
+  return row;
+}
+
+TEST(DnnlGemmTest, TransposesScalesAndBias) {
+  RunOpCase(GemmRow("plain, bias [N]", {4, 6}, {6, 5}, {5}, {}));
+  RunOpCase(GemmRow("transB (Linear)", {3, 8}, {5, 8}, {5}, {{"transB", AInt(1)}}));
+  RunOpCase(GemmRow("transA transB", {8, 3}, {5, 8}, {1, 5}, {{"transA", AInt(1)}, {"transB", AInt(1)}}));
+  RunOpCase(GemmRow("alpha beta, full C", {4, 6}, {6, 5}, {4, 5}, {{"alpha", AFloat(0.5f)}, {"beta", AFloat(2.0f)}}));
+  // A per-row C is neither a bias nor a binary post-op broadcast that oneDNN's optimised matmul takes.
+  OpCase column = GemmRow("column C declines", {4, 6}, {6, 5}, {4, 1}, {});
+  column.expect_decline = true;
+  RunOpCase(column);
+  RunOpCase(GemmRow("scalar C", {4, 6}, {6, 5}, {1}, {{"beta", AFloat(-1.0f)}}));
+  RunOpCase(GemmRow("no C", {4, 6}, {6, 5}, {}, {}, {1}));
+  RunOpCase(GemmRow("runtime B and C", {4, 6}, {6, 5}, {5}, {}, {}));
+  OpCase runtime_alpha = GemmRow("alpha with runtime B declines", {4, 6}, {6, 5}, {5}, {{"alpha", AFloat(2.0f)}}, {});
+  runtime_alpha.expect_decline = true;
+  RunOpCase(runtime_alpha);
+  OpCase fused = GemmRow("FusedGemm relu", {3, 8}, {5, 8}, {5}, {{"transB", AInt(1)}, {"activation", AString("Relu")}});
+  fused.op_type = "FusedGemm";
+  fused.domain = "strata";
+  fused.opset = 1;
+  RunOpCase(fused);
+}
+
+OpCase PoolRow(std::string label, std::string op, std::vector<int64_t> x, AttributeMap attrs) {
+  return {.label = std::move(label),
+          .op_type = std::move(op),
+          .attrs = std::move(attrs),
+          .inputs = {RandomF(x, 14)},
+          .kernel = "dnnl"};
+}
+
+TEST(DnnlPoolTest, MaxAndAverage) {
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    SCOPED_TRACE(op);
+    RunOpCase(PoolRow("2x2 stride 2", op, {2, 3, 8, 8}, {{"kernel_shape", AInts({2, 2})}, {"strides", AInts({2, 2})}}));
+    RunOpCase(PoolRow("3x3 stride 1 pads", op, {1, 4, 7, 7},
+                      {{"kernel_shape", AInts({3, 3})}, {"pads", AInts({1, 1, 1, 1})}}));
+    RunOpCase(PoolRow("3x3 stride 2 ceil", op, {1, 4, 8, 8},
+                      {{"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})}, {"ceil_mode", AInt(1)}}));
+    RunOpCase(
+        PoolRow("asymmetric pads", op, {1, 2, 6, 7}, {{"kernel_shape", AInts({3, 2})}, {"pads", AInts({1, 0, 0, 1})}}));
+    RunOpCase(
+        PoolRow("SAME_UPPER", op, {1, 2, 7, 7},
+                {{"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})}, {"auto_pad", AString("SAME_UPPER")}}));
+    RunOpCase(PoolRow("1-D", op, {2, 3, 11}, {{"kernel_shape", AInts({3})}, {"strides", AInts({2})}}));
+    RunOpCase(PoolRow("3-D", op, {1, 2, 4, 5, 6}, {{"kernel_shape", AInts({2, 2, 2})}}));
+  }
+  RunOpCase(PoolRow("max dilations", "MaxPool", {1, 2, 9, 9},
+                    {{"kernel_shape", AInts({3, 3})}, {"dilations", AInts({2, 2})}}));
+  RunOpCase(PoolRow("avg count_include_pad", "AveragePool", {1, 3, 6, 6},
+                    {{"kernel_shape", AInts({3, 3})}, {"pads", AInts({1, 1, 1, 1})}, {"count_include_pad", AInt(1)}}));
+  OpCase ceil_include = PoolRow("avg count_include_pad + ceil padding declines", "AveragePool", {1, 3, 8, 8},
+                                {{"kernel_shape", AInts({3, 3})},
+                                 {"strides", AInts({2, 2})},
+                                 {"ceil_mode", AInt(1)},
+                                 {"count_include_pad", AInt(1)}});
+  ceil_include.expect_decline = true;
+  RunOpCase(ceil_include);
+  OpCase indices = PoolRow("max with Indices declines", "MaxPool", {1, 2, 4, 4}, {{"kernel_shape", AInts({2, 2})}});
+  indices.num_outputs = 2;
+  indices.expect_decline = true;
+  RunOpCase(indices);
+}
+
+TEST(DnnlPoolTest, Global) {
+  RunOpCase(PoolRow("global average", "GlobalAveragePool", {2, 5, 7, 7}, {}));
+  RunOpCase(PoolRow("global max", "GlobalMaxPool", {2, 5, 7, 7}, {}));
+  RunOpCase(PoolRow("global average 1-D", "GlobalAveragePool", {2, 5, 9}, {}));
+  RunOpCase(PoolRow("global average 3-D", "GlobalAveragePool", {1, 3, 2, 3, 4}, {}));
+}
+
+TEST(DnnlNormTest, BatchNormalizationAndLrn) {
+  for (std::vector<int64_t> x : {std::vector<int64_t>{2, 5, 4, 3}, {3, 5}, {2, 5, 7}, {1, 5, 2, 3, 4}}) {
+    RunOpCase(
+        {.label = StrCat("batch norm rank ", x.size()),
+         .op_type = "BatchNormalization",
+         .attrs = {{"epsilon", AFloat(1e-3f)}},
+         .inputs = {RandomF(x, 15), RandomF({5}, 16), RandomF({5}, 17), RandomF({5}, 18), RandomF({5}, 19, 0.5f, 2)},
+         .constant_inputs = {1, 2, 3, 4},
+         .kernel = "dnnl"});
+  }
+  RunOpCase({.label = "batch norm runtime parameters",
+             .op_type = "BatchNormalization",
+             .inputs = {RandomF({2, 3, 4, 4}, 15), RandomF({3}, 16), RandomF({3}, 17), RandomF({3}, 18),
+                        RandomF({3}, 19, 0.5f, 2)},
+             .kernel = "dnnl"});
+  RunOpCase({.label = "lrn size 5",
+             .op_type = "LRN",
+             .attrs = {{"size", AInt(5)}, {"alpha", AFloat(1e-3f)}, {"beta", AFloat(0.75f)}, {"bias", AFloat(2.0f)}},
+             .inputs = {RandomF({2, 9, 5, 5}, 20)},
+             .kernel = "dnnl"});
+  RunOpCase({.label = "lrn size 3 default params",
+             .op_type = "LRN",
+             .attrs = {{"size", AInt(3)}},
+             .inputs = {RandomF({1, 4, 3, 3}, 21)},
+             .kernel = "dnnl"});
+  RunOpCase({.label = "lrn even size declines",
+             .op_type = "LRN",
+             .attrs = {{"size", AInt(4)}},
+             .inputs = {RandomF({1, 6, 3, 3}, 22)},
+             .kernel = "dnnl",
+             .expect_decline = true});
+}
+
+TEST(DnnlSoftmaxTest, AxesAndOpsets) {
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    SCOPED_TRACE(op);
+    RunOpCase({.label = "default axis", .op_type = op, .inputs = {RandomF({3, 4, 37}, 23, -5, 5)}, .kernel = "dnnl"});
+    RunOpCase({.label = "axis 1",
+               .op_type = op,
+               .attrs = {{"axis", AInt(1)}},
+               .inputs = {RandomF({3, 4, 5}, 24, -5, 5)},
+               .kernel = "dnnl"});
+    RunOpCase({.label = "axis -3",
+               .op_type = op,
+               .attrs = {{"axis", AInt(-3)}},
+               .inputs = {RandomF({3, 4, 5}, 25, -5, 5)},
+               .kernel = "dnnl"});
+    RunOpCase({.label = "opset 11 coerced 2-D",
+               .op_type = op,
+               .opset = 11,
+               .attrs = {{"axis", AInt(1)}},
+               .inputs = {RandomF({3, 4, 5}, 26, -5, 5)},
+               .kernel = "dnnl"});
+    RunOpCase({.label = "opset 11 default axis",
+               .op_type = op,
+               .opset = 11,
+               .inputs = {RandomF({2, 3, 4}, 27, -5, 5)},
+               .kernel = "dnnl"});
+  }
+}
+
+}  // namespace
+}  // namespace strata::testing
+
+namespace strata::testing {
+namespace {
+
+// strata.ChannelsLast: the wrapped op on [N, H, W, C] activations (the reference transposes around the wrapped op's
+// reference kernel; the oneDNN kernels read and write nhwc directly).
+OpCase ChannelsLastRow(std::string label, std::string op, std::vector<Tensor> inputs, AttributeMap attrs,
+                       std::vector<int> constant = {}, std::string op_domain = "") {
+  attrs["op"] = AString(std::move(op));
+  if (!op_domain.empty()) attrs["op_domain"] = AString(op_domain);
+  return {.label = std::move(label),
+          .op_type = "ChannelsLast",
+          .domain = "strata",
+          .opset = 17,
+          .attrs = std::move(attrs),
+          .inputs = std::move(inputs),
+          .constant_inputs = std::move(constant),
+          .kernel = "dnnl"};
+}
+
+TEST(DnnlChannelsLastTest, ConvPoolsAndNorm) {
+  const Tensor x = RandomF({2, 9, 10, 8}, 90);  // NHWC: N=2, H=9, W=10, C=8
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  RunOpCase(ChannelsLastRow("conv 3x3", "Conv", {x, RandomF({16, 8, 3, 3}, 91, -0.5f, 0.5f), RandomF({16}, 92)}, pad1,
+                            {1, 2}));
+  RunOpCase(
+      ChannelsLastRow("conv 1x1 stride 2", "Conv", {x, RandomF({4, 8, 1, 1}, 91)}, {{"strides", AInts({2, 2})}}, {1}));
+  RunOpCase(ChannelsLastRow("depthwise", "Conv", {x, RandomF({8, 1, 3, 3}, 93)},
+                            {{"group", AInt(8)}, {"pads", AInts({1, 1, 1, 1})}}, {1}));
+  RunOpCase(ChannelsLastRow("first layer, 3 channels", "Conv",
+                            {RandomF({1, 16, 16, 3}, 94), RandomF({8, 3, 7, 7}, 95, -0.2f, 0.2f)},
+                            {{"strides", AInts({2, 2})}, {"pads", AInts({3, 3, 3, 3})}}, {1}));
+  AttributeMap fused = pad1;
+  fused["activation"] = AString("Relu");
+  fused["nhwc_inputs"] = AInts({0, 3});
+  RunOpCase(ChannelsLastRow("fused conv + residual + relu", "FusedConv",
+                            {x, RandomF({8, 8, 3, 3}, 96, -0.3f, 0.3f), RandomF({8}, 97), RandomF({2, 9, 10, 8}, 98)},
+                            fused, {1, 2}, "strata"));
+  RunOpCase(ChannelsLastRow("max pool 3x3 s2 ceil", "MaxPool", {x},
+                            {{"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})}, {"ceil_mode", AInt(1)}}));
+  RunOpCase(ChannelsLastRow("average pool pads", "AveragePool", {x},
+                            {{"kernel_shape", AInts({3, 3})}, {"pads", AInts({1, 1, 1, 1})}}));
+  RunOpCase(ChannelsLastRow("global average pool", "GlobalAveragePool", {x}, {}));
+  RunOpCase(ChannelsLastRow("global max pool", "GlobalMaxPool", {x}, {}));
+  RunOpCase(ChannelsLastRow("batch norm", "BatchNormalization",
+                            {x, RandomF({8}, 99), RandomF({8}, 100), RandomF({8}, 101), RandomF({8}, 102, 0.5f, 2)}, {},
+                            {1, 2, 3, 4}));
+  OpCase lrn = ChannelsLastRow("lrn has no channels-last kernel", "LRN", {x}, {{"size", AInt(3)}});
+  lrn.expect_decline = true;
+  RunOpCase(lrn);
+}
+
+}  // namespace
+}  // namespace strata::testing
