@@ -66,8 +66,10 @@ TEST(MemoryTest, TenEpochsOverFashionMnistWithCacheAndShuffleKeepRssFlat) {
   const int64_t first = at_end[0];
   for (int e = 1; e < epochs; ++e) EXPECT_LT(at_end[e] - first, 4 * 1024) << "RSS grew by epoch " << e + 1;
   // While running, only bounded buffers come on top: the shuffle buffer (10000 cached elements, shared), two
-  // parallel map results and two prefetched batches of 64 float images.
-  EXPECT_LT(peak - first, 24 * 1024);
+  // parallel map results and two prefetched batches of 64 float images: a few MB. On top of that glibc keeps freed
+  // blocks in each worker thread's arena until malloc_trim (measured up to ~29 MB when the suite runs in parallel),
+  // so the bound is 48 MB; a buffer that grew with the epoch (47 MB of pixels) would still break it.
+  EXPECT_LT(peak - first, 48 * 1024);
 }
 
 }  // namespace
