@@ -41,7 +41,9 @@ std::shared_ptr<Graph> G(std::vector<ValueInfo> inputs, std::vector<Node> nodes,
 }
 
 Attribute AGraph(std::shared_ptr<Graph> g) { return Attribute::GraphValue(std::move(g)); }
-Node Const(std::string out, Tensor v) { return N("Constant", {}, {std::move(out)}, {{"value", Attribute::TensorValue(v)}}); }
+Node Const(std::string out, Tensor v) {
+  return N("Constant", {}, {std::move(out)}, {{"value", Attribute::TensorValue(v)}});
+}
 
 const Shape kScalar{};
 
@@ -54,35 +56,68 @@ graph::AttributeMap Branches(std::shared_ptr<Graph> then_g, std::shared_ptr<Grap
 TEST(IfTest, PicksTheBranch) {
   auto then_g = G({}, {Const("t", F({1, 2, 3}, {3}))}, {V("t", DType::kFloat32, Shape{3})});
   auto else_g = G({}, {Const("e", F({4, 5}, {2}))}, {V("e", DType::kFloat32, Shape{2})});
-  RunOpCase({.label = "true", .op_type = "If", .attrs = Branches(then_g, else_g), .inputs = {B({true}, {})},
+  RunOpCase({.label = "true",
+             .op_type = "If",
+             .attrs = Branches(then_g, else_g),
+             .inputs = {B({true}, {})},
              .expected = {F({1, 2, 3}, {3})}});
-  RunOpCase({.label = "false", .op_type = "If", .attrs = Branches(then_g, else_g), .inputs = {B({false}, {})},
+  RunOpCase({.label = "false",
+             .op_type = "If",
+             .attrs = Branches(then_g, else_g),
+             .inputs = {B({false}, {})},
              .expected = {F({4, 5}, {2})}});
-  RunOpCase({.label = "constant cond, opset 11", .op_type = "If", .opset = 11, .attrs = Branches(then_g, else_g),
-             .inputs = {B({false}, {1})}, .expected = {F({4, 5}, {2})}, .constant_inputs = {0}});
+  RunOpCase({.label = "constant cond, opset 11",
+             .op_type = "If",
+             .opset = 11,
+             .attrs = Branches(then_g, else_g),
+             .inputs = {B({false}, {1})},
+             .expected = {F({4, 5}, {2})},
+             .constant_inputs = {0}});
   // Two outputs, one of them a string, from branches that declare no types.
   auto t2 = G({}, {Const("a", I64({7}, {})), Const("b", T_<std::string>({"yes"}, {1}))}, {V("a"), V("b")});
   auto e2 = G({}, {Const("a2", I64({8}, {})), Const("b2", T_<std::string>({"no", "!"}, {2}))}, {V("a2"), V("b2")});
-  RunOpCase({.label = "two outputs", .op_type = "If", .attrs = Branches(t2, e2), .inputs = {B({false}, {})},
-             .num_outputs = 2, .expected = {I64({8}, {}), T_<std::string>({"no", "!"}, {2})}});
+  RunOpCase({.label = "two outputs",
+             .op_type = "If",
+             .attrs = Branches(t2, e2),
+             .inputs = {B({false}, {})},
+             .num_outputs = 2,
+             .expected = {I64({8}, {}), T_<std::string>({"no", "!"}, {2})}});
 }
 
 TEST(IfTest, Errors) {
   auto then_g = G({}, {Const("t", F({1}, {1}))}, {V("t", DType::kFloat32, Shape{1})});
   auto else_g = G({}, {Const("e", F({2}, {1}))}, {V("e", DType::kFloat32, Shape{1})});
-  RunOpCase({.label = "cond with two elements", .op_type = "If", .attrs = Branches(then_g, else_g),
-             .inputs = {B({true, false}, {2})}, .expect_error = StatusCode::kInvalidArgument,
+  RunOpCase({.label = "cond with two elements",
+             .op_type = "If",
+             .attrs = Branches(then_g, else_g),
+             .inputs = {B({true, false}, {2})},
+             .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "exactly one element"});
-  RunOpCase({.label = "float cond", .op_type = "If", .attrs = Branches(then_g, else_g), .inputs = {F({1}, {})},
-             .expect_error = StatusCode::kInvalidArgument, .error_substr = "cond must be a bool tensor"});
+  RunOpCase({.label = "float cond",
+             .op_type = "If",
+             .attrs = Branches(then_g, else_g),
+             .inputs = {F({1}, {})},
+             .expect_error = StatusCode::kInvalidArgument,
+             .error_substr = "cond must be a bool tensor"});
   auto two = G({}, {Const("t", F({1}, {1})), Const("u", F({1}, {1}))}, {V("t"), V("u")});
-  RunOpCase({.label = "branch arity", .op_type = "If", .attrs = Branches(two, else_g), .inputs = {B({true}, {})},
-             .expect_error = StatusCode::kInvalidArgument, .error_substr = "then_branch must have 1 outputs"});
+  RunOpCase({.label = "branch arity",
+             .op_type = "If",
+             .attrs = Branches(two, else_g),
+             .inputs = {B({true}, {})},
+             .expect_error = StatusCode::kInvalidArgument,
+             .error_substr = "then_branch must have 1 outputs"});
   auto ints = G({}, {Const("i", I64({1}, {1}))}, {V("i", DType::kInt64, Shape{1})});
-  RunOpCase({.label = "branch types differ", .op_type = "If", .attrs = Branches(then_g, ints), .inputs = {B({true}, {})},
-             .expect_error = StatusCode::kInvalidArgument, .error_substr = "float32 in then_branch but int64"});
-  RunOpCase({.label = "missing branch", .op_type = "If", .attrs = {{"then_branch", AGraph(then_g)}},
-             .inputs = {B({true}, {})}, .expect_error = StatusCode::kInvalidArgument,
+  RunOpCase({.label = "branch types differ",
+             .op_type = "If",
+             .attrs = Branches(then_g, ints),
+             .inputs = {B({true}, {})},
+             .expect_error = StatusCode::kInvalidArgument,
+             .error_substr = "float32 in then_branch but int64"});
+  RunOpCase({.label = "missing branch",
+             .op_type = "If",
+             .attrs = {{"then_branch", AGraph(then_g)}},
+             .inputs = {B({true}, {})},
+             .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "'else_branch' (a graph) is required"});
 }
 
@@ -97,32 +132,58 @@ std::shared_ptr<Graph> SumBody() {
 
 TEST(LoopTest, TripCountAndCondition) {
   const auto body = AGraph(SumBody());
-  RunOpCase({.label = "for loop with scan output", .op_type = "Loop", .attrs = {{"body", body}},
-             .inputs = {I64({3}, {}), B({true}, {}), F({0}, {1})}, .num_outputs = 2,
+  RunOpCase({.label = "for loop with scan output",
+             .op_type = "Loop",
+             .attrs = {{"body", body}},
+             .inputs = {I64({3}, {}), B({true}, {}), F({0}, {1})},
+             .num_outputs = 2,
              .expected = {F({3}, {1}), F({0, 1, 3}, {3, 1})}});
-  RunOpCase({.label = "no cond input (opset 11)", .op_type = "Loop", .opset = 11, .attrs = {{"body", body}},
-             .inputs = {I64({4}, {}), Tensor(), F({10}, {1})}, .num_outputs = 2,
+  RunOpCase({.label = "no cond input (opset 11)",
+             .op_type = "Loop",
+             .opset = 11,
+             .attrs = {{"body", body}},
+             .inputs = {I64({4}, {}), Tensor(), F({10}, {1})},
+             .num_outputs = 2,
              .expected = {F({16}, {1}), F({10, 11, 13, 16}, {4, 1})}});
-  RunOpCase({.label = "zero trip count", .op_type = "Loop", .attrs = {{"body", body}},
-             .inputs = {I64({0}, {}), B({true}, {}), F({5}, {1})}, .num_outputs = 2,
+  RunOpCase({.label = "zero trip count",
+             .op_type = "Loop",
+             .attrs = {{"body", body}},
+             .inputs = {I64({0}, {}), B({true}, {}), F({5}, {1})},
+             .num_outputs = 2,
              .expected = {F({5}, {1}), F({}, {0, 1})}});
-  RunOpCase({.label = "negative trip count", .op_type = "Loop", .attrs = {{"body", body}},
-             .inputs = {I64({-2}, {}), B({true}, {}), F({5}, {1})}, .num_outputs = 2,
+  RunOpCase({.label = "negative trip count",
+             .op_type = "Loop",
+             .attrs = {{"body", body}},
+             .inputs = {I64({-2}, {}), B({true}, {}), F({5}, {1})},
+             .num_outputs = 2,
              .expected = {F({5}, {1}), F({}, {0, 1})}});
-  RunOpCase({.label = "cond false from the start", .op_type = "Loop", .attrs = {{"body", body}},
-             .inputs = {I64({5}, {}), B({false}, {}), F({5}, {1})}, .num_outputs = 2,
+  RunOpCase({.label = "cond false from the start",
+             .op_type = "Loop",
+             .attrs = {{"body", body}},
+             .inputs = {I64({5}, {}), B({false}, {}), F({5}, {1})},
+             .num_outputs = 2,
              .expected = {F({5}, {1}), F({}, {0, 1})}});
-  RunOpCase({.label = "constant trip count", .op_type = "Loop", .attrs = {{"body", body}},
-             .inputs = {I64({2}, {1}), B({true}, {1}), F({1}, {1})}, .num_outputs = 2,
-             .expected = {F({2}, {1}), F({1, 2}, {2, 1})}, .constant_inputs = {0, 1}});
+  RunOpCase({.label = "constant trip count",
+             .op_type = "Loop",
+             .attrs = {{"body", body}},
+             .inputs = {I64({2}, {1}), B({true}, {1}), F({1}, {1})},
+             .num_outputs = 2,
+             .expected = {F({2}, {1}), F({1, 2}, {2, 1})},
+             .constant_inputs = {0, 1}});
   // A while loop: the body's condition i < 2 stops it after three iterations; the trip count is omitted.
   auto while_body = G({V("i", DType::kInt64, kScalar), V("c", DType::kBool, kScalar), V("y")},
                       {N("Less", {"i", "two"}, {"go"}), N("Add", {"y", "one"}, {"y2"})}, {V("go"), V("y2")},
                       {{"two", I64({2}, {})}, {"one", F({1}, {})}});
-  RunOpCase({.label = "while loop", .op_type = "Loop", .attrs = {{"body", AGraph(while_body)}},
-             .inputs = {Tensor(), B({true}, {}), F({0.5f, 1}, {2})}, .expected = {F({3.5f, 4}, {2})}});
-  RunOpCase({.label = "trip count wins over cond", .op_type = "Loop", .attrs = {{"body", AGraph(while_body)}},
-             .inputs = {I64({1}, {}), B({true}, {}), F({0}, {1})}, .expected = {F({1}, {1})}});
+  RunOpCase({.label = "while loop",
+             .op_type = "Loop",
+             .attrs = {{"body", AGraph(while_body)}},
+             .inputs = {Tensor(), B({true}, {}), F({0.5f, 1}, {2})},
+             .expected = {F({3.5f, 4}, {2})}});
+  RunOpCase({.label = "trip count wins over cond",
+             .op_type = "Loop",
+             .attrs = {{"body", AGraph(while_body)}},
+             .inputs = {I64({1}, {}), B({true}, {}), F({0}, {1})},
+             .expected = {F({1}, {1})}});
 }
 
 TEST(LoopTest, CarriedShapesMayChange) {
@@ -131,45 +192,76 @@ TEST(LoopTest, CarriedShapesMayChange) {
                 {N("Cast", {"i"}, {"fi"}, {{"to", AInt(1)}}), N("Unsqueeze", {"fi", "axes"}, {"v"}),
                  N("Concat", {"y", "v"}, {"y2"}, {{"axis", AInt(0)}})},
                 {V("c"), V("y2", DType::kFloat32, PartialShape::Of({Dim()}))}, {{"axes", I64({0}, {1})}});
-  RunOpCase({.label = "growing", .op_type = "Loop", .attrs = {{"body", AGraph(grow)}},
-             .inputs = {I64({3}, {}), B({true}, {}), F({}, {0})}, .expected = {F({0, 1, 2}, {3})}});
+  RunOpCase({.label = "growing",
+             .op_type = "Loop",
+             .attrs = {{"body", AGraph(grow)}},
+             .inputs = {I64({3}, {}), B({true}, {}), F({}, {0})},
+             .expected = {F({0, 1, 2}, {3})}});
   // Several carried values of different types, and scan outputs left unused.
   auto multi = G({V("i"), V("c"), V("a"), V("b")},
                  {N("Add", {"a", "a"}, {"a2"}), N("Mul", {"b", "b"}, {"b2"}), N("Identity", {"i"}, {"si"})},
                  {V("c"), V("a2"), V("b2"), V("si")});
-  RunOpCase({.label = "two carried, int64 scan", .op_type = "Loop", .attrs = {{"body", AGraph(multi)}},
-             .inputs = {I64({3}, {}), Tensor(), I32({1, -1}, {2}), D({2}, {})}, .num_outputs = 3,
+  RunOpCase({.label = "two carried, int64 scan",
+             .op_type = "Loop",
+             .attrs = {{"body", AGraph(multi)}},
+             .inputs = {I64({3}, {}), Tensor(), I32({1, -1}, {2}), D({2}, {})},
+             .num_outputs = 3,
              .expected = {I32({8, -8}, {2}), D({256}, {}), I64({0, 1, 2}, {3})}});
 }
 
 TEST(LoopTest, MalformedBodiesError) {
   auto int_cond = G({V("i"), V("c"), V("y")}, {N("Cast", {"c"}, {"ci"}, {{"to", AInt(7)}})}, {V("ci"), V("y")});
-  RunOpCase({.label = "condition not bool", .op_type = "Loop", .attrs = {{"body", AGraph(int_cond)}},
-             .inputs = {I64({3}, {}), B({true}, {}), F({0}, {1})}, .expect_error = StatusCode::kInvalidArgument,
+  RunOpCase({.label = "condition not bool",
+             .op_type = "Loop",
+             .attrs = {{"body", AGraph(int_cond)}},
+             .inputs = {I64({3}, {}), B({true}, {}), F({0}, {1})},
+             .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "the body's condition output must be a bool tensor with one element"});
-  auto grow_scan = G({V("i"), V("c"), V("y")},
-                     {N("Concat", {"y", "y"}, {"y2"}, {{"axis", AInt(0)}}), N("Identity", {"y2"}, {"s"})},
-                     {V("c"), V("y2"), V("s")});
-  RunOpCase({.label = "scan output changes shape", .op_type = "Loop", .attrs = {{"body", AGraph(grow_scan)}},
-             .inputs = {I64({3}, {}), B({true}, {}), F({1}, {1})}, .num_outputs = 2,
-             .expect_error = StatusCode::kInvalidArgument, .error_substr = "in the first iteration"});
+  auto grow_scan =
+      G({V("i"), V("c"), V("y")}, {N("Concat", {"y", "y"}, {"y2"}, {{"axis", AInt(0)}}), N("Identity", {"y2"}, {"s"})},
+        {V("c"), V("y2"), V("s")});
+  RunOpCase({.label = "scan output changes shape",
+             .op_type = "Loop",
+             .attrs = {{"body", AGraph(grow_scan)}},
+             .inputs = {I64({3}, {}), B({true}, {}), F({1}, {1})},
+             .num_outputs = 2,
+             .expect_error = StatusCode::kInvalidArgument,
+             .error_substr = "in the first iteration"});
   auto retype = G({V("i"), V("c"), V("y", DType::kFloat32, Shape{1})}, {N("Cast", {"y"}, {"y2"}, {{"to", AInt(7)}})},
                   {V("c"), V("y2")});
-  RunOpCase({.label = "carried value changes type", .op_type = "Loop", .attrs = {{"body", AGraph(retype)}},
-             .inputs = {I64({3}, {}), B({true}, {}), F({1}, {1})}, .expect_error = StatusCode::kInvalidArgument,
+  RunOpCase({.label = "carried value changes type",
+             .op_type = "Loop",
+             .attrs = {{"body", AGraph(retype)}},
+             .inputs = {I64({3}, {}), B({true}, {}), F({1}, {1})},
+             .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "enters the body as float32 but the body returns int64"});
-  RunOpCase({.label = "body arity", .op_type = "Loop", .attrs = {{"body", AGraph(SumBody())}},
-             .inputs = {I64({3}, {}), B({true}, {})}, .num_outputs = 2, .expect_error = StatusCode::kInvalidArgument,
+  RunOpCase({.label = "body arity",
+             .op_type = "Loop",
+             .attrs = {{"body", AGraph(SumBody())}},
+             .inputs = {I64({3}, {}), B({true}, {})},
+             .num_outputs = 2,
+             .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "the body must have 2 inputs and 3 outputs, got 3 inputs and 3 outputs"});
-  RunOpCase({.label = "int32 trip count", .op_type = "Loop", .attrs = {{"body", AGraph(SumBody())}},
-             .inputs = {I32({3}, {}), B({true}, {}), F({0}, {1})}, .num_outputs = 2,
-             .expect_error = StatusCode::kInvalidArgument, .error_substr = "M (the trip count) must be int64"});
-  RunOpCase({.label = "no body", .op_type = "Loop", .inputs = {I64({3}, {}), B({true}, {}), F({0}, {1})},
-             .num_outputs = 2, .expect_error = StatusCode::kInvalidArgument, .error_substr = "'body' (a graph)"});
-  auto failing = G({V("i"), V("c"), V("y")}, {N("Reshape", {"y", "bad"}, {"y2"})}, {V("c"), V("y2")},
-                   {{"bad", I64({5}, {1})}});
-  RunOpCase({.label = "body error", .op_type = "Loop", .attrs = {{"body", AGraph(failing)}},
-             .inputs = {I64({3}, {}), B({true}, {}), F({0, 1}, {2})}, .expect_error = StatusCode::kInvalidArgument,
+  RunOpCase({.label = "int32 trip count",
+             .op_type = "Loop",
+             .attrs = {{"body", AGraph(SumBody())}},
+             .inputs = {I32({3}, {}), B({true}, {}), F({0}, {1})},
+             .num_outputs = 2,
+             .expect_error = StatusCode::kInvalidArgument,
+             .error_substr = "M (the trip count) must be int64"});
+  RunOpCase({.label = "no body",
+             .op_type = "Loop",
+             .inputs = {I64({3}, {}), B({true}, {}), F({0}, {1})},
+             .num_outputs = 2,
+             .expect_error = StatusCode::kInvalidArgument,
+             .error_substr = "'body' (a graph)"});
+  auto failing =
+      G({V("i"), V("c"), V("y")}, {N("Reshape", {"y", "bad"}, {"y2"})}, {V("c"), V("y2")}, {{"bad", I64({5}, {1})}});
+  RunOpCase({.label = "body error",
+             .op_type = "Loop",
+             .attrs = {{"body", AGraph(failing)}},
+             .inputs = {I64({3}, {}), B({true}, {}), F({0, 1}, {2})},
+             .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "Reshape"});
 }
 
@@ -183,75 +275,127 @@ std::shared_ptr<Graph> CumSumBody() {
 
 TEST(ScanTest, Opset9Plus) {
   const auto body = AGraph(CumSumBody());
-  RunOpCase({.label = "cumulative sum", .op_type = "Scan", .attrs = {{"body", body}, {"num_scan_inputs", AInt(1)}},
-             .inputs = {F({0, 0}, {2}), F({1, 2, 3, 4, 5, 6}, {3, 2})}, .num_outputs = 2,
+  RunOpCase({.label = "cumulative sum",
+             .op_type = "Scan",
+             .attrs = {{"body", body}, {"num_scan_inputs", AInt(1)}},
+             .inputs = {F({0, 0}, {2}), F({1, 2, 3, 4, 5, 6}, {3, 2})},
+             .num_outputs = 2,
              .expected = {F({9, 12}, {2}), F({1, 2, 4, 6, 9, 12}, {3, 2})}});
-  RunOpCase({.label = "axis 1, both directions reversed", .op_type = "Scan", .opset = 16,
-             .attrs = {{"body", body}, {"num_scan_inputs", AInt(1)}, {"scan_input_axes", AInts({1})},
-                       {"scan_input_directions", AInts({1})}, {"scan_output_axes", AInts({1})},
+  RunOpCase({.label = "axis 1, both directions reversed",
+             .op_type = "Scan",
+             .opset = 16,
+             .attrs = {{"body", body},
+                       {"num_scan_inputs", AInt(1)},
+                       {"scan_input_axes", AInts({1})},
+                       {"scan_input_directions", AInts({1})},
+                       {"scan_output_axes", AInts({1})},
                        {"scan_output_directions", AInts({1})}},
-             .inputs = {F({0, 0}, {2}), F({1, 2, 3, 4, 5, 6}, {2, 3})}, .num_outputs = 2,
+             .inputs = {F({0, 0}, {2}), F({1, 2, 3, 4, 5, 6}, {2, 3})},
+             .num_outputs = 2,
              .expected = {F({6, 15}, {2}), F({6, 5, 3, 15, 11, 6}, {2, 3})}});
-  RunOpCase({.label = "negative axes (opset 11)", .op_type = "Scan", .opset = 11,
-             .attrs = {{"body", body}, {"num_scan_inputs", AInt(1)}, {"scan_input_axes", AInts({-1})},
+  RunOpCase({.label = "negative axes (opset 11)",
+             .op_type = "Scan",
+             .opset = 11,
+             .attrs = {{"body", body},
+                       {"num_scan_inputs", AInt(1)},
+                       {"scan_input_axes", AInts({-1})},
                        {"scan_output_axes", AInts({-1})}},
-             .inputs = {F({0, 0}, {2}), F({1, 2, 3, 4, 5, 6}, {2, 3})}, .num_outputs = 2,
+             .inputs = {F({0, 0}, {2}), F({1, 2, 3, 4, 5, 6}, {2, 3})},
+             .num_outputs = 2,
              .expected = {F({6, 15}, {2}), F({1, 3, 6, 4, 9, 15}, {2, 3})}});
   auto product = G({V("a"), V("b")}, {N("Mul", {"a", "b"}, {"p"})}, {V("p")});
-  RunOpCase({.label = "no state, two scan inputs, int64", .op_type = "Scan",
+  RunOpCase({.label = "no state, two scan inputs, int64",
+             .op_type = "Scan",
              .attrs = {{"body", AGraph(product)}, {"num_scan_inputs", AInt(2)}},
-             .inputs = {I64({1, 2, 3}, {3}), I64({4, 5, 6}, {3})}, .expected = {I64({4, 10, 18}, {3})}});
+             .inputs = {I64({1, 2, 3}, {3}), I64({4, 5, 6}, {3})},
+             .expected = {I64({4, 10, 18}, {3})}});
   auto state_only = G({V("sum_in"), V("next")}, {N("Add", {"sum_in", "next"}, {"sum_out"})}, {V("sum_out")});
-  RunOpCase({.label = "empty sequence", .op_type = "Scan",
+  RunOpCase({.label = "empty sequence",
+             .op_type = "Scan",
              .attrs = {{"body", AGraph(state_only)}, {"num_scan_inputs", AInt(1)}},
-             .inputs = {F({1, 2}, {2}), F({}, {0, 2})}, .num_outputs = 1, .expected = {F({1, 2}, {2})}});
-  auto declared = G({V("sum_in"), V("next")}, {N("Add", {"sum_in", "next"}, {"sum_out"}), N("Identity", {"sum_out"}, {"s"})},
-                    {V("sum_out"), V("s", DType::kFloat32, Shape{2})});
-  RunOpCase({.label = "empty sequence with a scan output", .op_type = "Scan",
+             .inputs = {F({1, 2}, {2}), F({}, {0, 2})},
+             .num_outputs = 1,
+             .expected = {F({1, 2}, {2})}});
+  auto declared =
+      G({V("sum_in"), V("next")}, {N("Add", {"sum_in", "next"}, {"sum_out"}), N("Identity", {"sum_out"}, {"s"})},
+        {V("sum_out"), V("s", DType::kFloat32, Shape{2})});
+  RunOpCase({.label = "empty sequence with a scan output",
+             .op_type = "Scan",
              .attrs = {{"body", AGraph(declared)}, {"num_scan_inputs", AInt(1)}},
-             .inputs = {F({1, 2}, {2}), F({}, {0, 2})}, .num_outputs = 2, .expected = {F({1, 2}, {2}), F({}, {0, 2})}});
+             .inputs = {F({1, 2}, {2}), F({}, {0, 2})},
+             .num_outputs = 2,
+             .expected = {F({1, 2}, {2}), F({}, {0, 2})}});
 }
 
 TEST(ScanTest, Opset8BatchAndSequenceLens) {
   const auto body = AGraph(CumSumBody());
-  RunOpCase({.label = "sequence_lens pads with zeros", .op_type = "Scan", .opset = 8,
+  RunOpCase({.label = "sequence_lens pads with zeros",
+             .op_type = "Scan",
+             .opset = 8,
              .attrs = {{"body", body}, {"num_scan_inputs", AInt(1)}},
-             .inputs = {I64({2, 3}, {2}), F({0, 0}, {2, 1}), F({1, 2, 3, 4, 5, 6}, {2, 3, 1})}, .num_outputs = 2,
+             .inputs = {I64({2, 3}, {2}), F({0, 0}, {2, 1}), F({1, 2, 3, 4, 5, 6}, {2, 3, 1})},
+             .num_outputs = 2,
              .expected = {F({3, 15}, {2, 1}), F({1, 3, 0, 4, 9, 15}, {2, 3, 1})}});
-  RunOpCase({.label = "reverse direction within each sequence", .op_type = "Scan", .opset = 8,
+  RunOpCase({.label = "reverse direction within each sequence",
+             .op_type = "Scan",
+             .opset = 8,
              .attrs = {{"body", body}, {"num_scan_inputs", AInt(1)}, {"directions", AInts({1})}},
-             .inputs = {I64({2, 3}, {2}), F({0, 0}, {2, 1}), F({1, 2, 3, 4, 5, 6}, {2, 3, 1})}, .num_outputs = 2,
+             .inputs = {I64({2, 3}, {2}), F({0, 0}, {2, 1}), F({1, 2, 3, 4, 5, 6}, {2, 3, 1})},
+             .num_outputs = 2,
              .expected = {F({3, 15}, {2, 1}), F({2, 3, 0, 6, 11, 15}, {2, 3, 1})}});
-  RunOpCase({.label = "no sequence_lens", .op_type = "Scan", .opset = 8,
+  RunOpCase({.label = "no sequence_lens",
+             .op_type = "Scan",
+             .opset = 8,
              .attrs = {{"body", body}, {"num_scan_inputs", AInt(1)}},
-             .inputs = {Tensor(), F({0, 0}, {1, 2}), F({1, 2, 3, 4, 5, 6}, {1, 3, 2})}, .num_outputs = 2,
+             .inputs = {Tensor(), F({0, 0}, {1, 2}), F({1, 2, 3, 4, 5, 6}, {1, 3, 2})},
+             .num_outputs = 2,
              .expected = {F({9, 12}, {1, 2}), F({1, 2, 4, 6, 9, 12}, {1, 3, 2})}});
-  RunOpCase({.label = "sequence_lens out of range", .op_type = "Scan", .opset = 8,
+  RunOpCase({.label = "sequence_lens out of range",
+             .op_type = "Scan",
+             .opset = 8,
              .attrs = {{"body", body}, {"num_scan_inputs", AInt(1)}},
-             .inputs = {I64({4}, {1}), F({0}, {1, 1}), F({1, 2, 3}, {1, 3, 1})}, .num_outputs = 2,
-             .expect_error = StatusCode::kInvalidArgument, .error_substr = "sequence_lens values must be in [0, 3]"});
+             .inputs = {I64({4}, {1}), F({0}, {1, 1}), F({1, 2, 3}, {1, 3, 1})},
+             .num_outputs = 2,
+             .expect_error = StatusCode::kInvalidArgument,
+             .error_substr = "sequence_lens values must be in [0, 3]"});
 }
 
 TEST(ScanTest, Errors) {
   const auto body = AGraph(CumSumBody());
   auto product = G({V("a"), V("b")}, {N("Mul", {"a", "b"}, {"p"})}, {V("p")});
-  RunOpCase({.label = "sequence lengths differ", .op_type = "Scan",
+  RunOpCase({.label = "sequence lengths differ",
+             .op_type = "Scan",
              .attrs = {{"body", AGraph(product)}, {"num_scan_inputs", AInt(2)}},
-             .inputs = {F({1, 2, 3}, {3}), F({4, 5}, {2})}, .expect_error = StatusCode::kInvalidArgument,
+             .inputs = {F({1, 2, 3}, {3}), F({4, 5}, {2})},
+             .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "different sequence lengths"});
-  RunOpCase({.label = "num_scan_inputs missing", .op_type = "Scan", .attrs = {{"body", body}},
-             .inputs = {F({0}, {1}), F({1}, {1, 1})}, .num_outputs = 2, .expect_error = StatusCode::kInvalidArgument,
+  RunOpCase({.label = "num_scan_inputs missing",
+             .op_type = "Scan",
+             .attrs = {{"body", body}},
+             .inputs = {F({0}, {1}), F({1}, {1, 1})},
+             .num_outputs = 2,
+             .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "num_scan_inputs"});
-  RunOpCase({.label = "axis out of range", .op_type = "Scan",
+  RunOpCase({.label = "axis out of range",
+             .op_type = "Scan",
              .attrs = {{"body", body}, {"num_scan_inputs", AInt(1)}, {"scan_input_axes", AInts({2})}},
-             .inputs = {F({0}, {1}), F({1}, {1, 1})}, .num_outputs = 2, .expect_error = StatusCode::kInvalidArgument,
+             .inputs = {F({0}, {1}), F({1}, {1, 1})},
+             .num_outputs = 2,
+             .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "out of range"});
-  RunOpCase({.label = "direction 2", .op_type = "Scan",
+  RunOpCase({.label = "direction 2",
+             .op_type = "Scan",
              .attrs = {{"body", body}, {"num_scan_inputs", AInt(1)}, {"scan_input_directions", AInts({2})}},
-             .inputs = {F({0}, {1}), F({1}, {1, 1})}, .num_outputs = 2, .expect_error = StatusCode::kInvalidArgument,
+             .inputs = {F({0}, {1}), F({1}, {1, 1})},
+             .num_outputs = 2,
+             .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "directions 0 or 1"});
-  RunOpCase({.label = "body arity", .op_type = "Scan", .attrs = {{"body", AGraph(product)}, {"num_scan_inputs", AInt(1)}},
-             .inputs = {F({0}, {1}), F({1}, {1, 1})}, .num_outputs = 2, .expect_error = StatusCode::kInvalidArgument,
+  RunOpCase({.label = "body arity",
+             .op_type = "Scan",
+             .attrs = {{"body", AGraph(product)}, {"num_scan_inputs", AInt(1)}},
+             .inputs = {F({0}, {1}), F({1}, {1, 1})},
+             .num_outputs = 2,
+             .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "the body must have 2 inputs and 2 outputs"});
 }
 
@@ -271,8 +415,11 @@ Graph OuterScopeGraph() {
   g.inputs = {V("x", DType::kFloat32, Shape{4}), V("c", DType::kBool, kScalar)};
   auto then_g = G({}, {N("Mul", {"a", "d"}, {"t"})}, {V("t")});
   auto else_g = G({}, {}, {V("e")});
-  g.nodes = {N("Add", {"x", "x"}, {"a"}), N("Neg", {"x"}, {"e"}), N("Mul", {"x", "x"}, {"b"}),
-             N("Add", {"b", "b"}, {"d"}), N("If", {"c"}, {"r"}, Branches(then_g, else_g)),
+  g.nodes = {N("Add", {"x", "x"}, {"a"}),
+             N("Neg", {"x"}, {"e"}),
+             N("Mul", {"x", "x"}, {"b"}),
+             N("Add", {"b", "b"}, {"d"}),
+             N("If", {"c"}, {"r"}, Branches(then_g, else_g)),
              N("Add", {"r", "x"}, {"out"})};
   g.outputs = {V("out")};
   return g;
@@ -386,7 +533,8 @@ TEST(SubgraphTest, IfInferenceMergesBranchShapes) {
   g.initializers["yes"] = B({true}, {});
   auto same_rank = Branches(G({}, {N("Identity", {"x"}, {"t"})}, {V("t")}),
                             G({}, {Const("e", F({1, 2, 3, 4, 5, 6}, {2, 3}))}, {V("e")}));
-  auto other_rank = Branches(G({}, {N("Identity", {"x"}, {"t"})}, {V("t")}), G({}, {Const("e", F({1}, {1}))}, {V("e")}));
+  auto other_rank =
+      Branches(G({}, {N("Identity", {"x"}, {"t"})}, {V("t")}), G({}, {Const("e", F({1}, {1}))}, {V("e")}));
   g.nodes = {N("If", {"c"}, {"merged"}, same_rank), N("If", {"yes"}, {"picked"}, same_rank),
              N("If", {"c"}, {"ranks_differ"}, other_rank)};
   graph::InferredGraph inferred;
@@ -400,9 +548,10 @@ TEST(SubgraphTest, IfInferenceMergesBranchShapes) {
 TEST(SubgraphTest, LoopInferenceWidensChangingCarriedShapes) {
   Graph g;
   g.inputs = {V("m", DType::kInt64, kScalar), V("x", DType::kFloat32, Shape{2, 3})};
-  auto grow = G({V("i"), V("c"), V("y")},
-                {N("Concat", {"y", "y"}, {"y2"}, {{"axis", AInt(0)}}), N("ReduceSum", {"y"}, {"s"}, {{"keepdims", AInt(0)}})},
-                {V("c"), V("y2"), V("s")});
+  auto grow =
+      G({V("i"), V("c"), V("y")},
+        {N("Concat", {"y", "y"}, {"y2"}, {{"axis", AInt(0)}}), N("ReduceSum", {"y"}, {"s"}, {{"keepdims", AInt(0)}})},
+        {V("c"), V("y2"), V("s")});
   g.nodes = {N("Loop", {"m", "", "x"}, {"y", "scan"}, {{"body", AGraph(grow)}})};
   graph::InferredGraph inferred;
   ASSERT_TRUE(graph::InferGraph(g, g.inputs, graph::InferOptions{}, &inferred).ok());
