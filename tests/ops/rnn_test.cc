@@ -515,6 +515,12 @@ TEST(RnnTest, Errors) {
              .inputs = {I32({1, 2}, {1, 1, 2}), I32({0, 0}, {1, 1, 2}), I32({0}, {1, 1, 1})},
              .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "X must be float16, float32 or float64"});
+  RunOpCase({.label = "zero-size X claiming a huge sequence",
+             .op_type = "RNN",
+             .attrs = {{"hidden_size", AInt(1)}},
+             .inputs = {F({}, {int64_t{1} << 20, int64_t{1} << 20, 0}), F({}, {1, 1, 0}), F({0}, {1, 1, 1})},
+             .expect_error = StatusCode::kInvalidArgument,
+             .error_substr = "needs too many intermediate values"});
   RunOpCase({.label = "layout 2",
              .op_type = "RNN",
              .attrs = {{"layout", AInt(2)}},

@@ -352,7 +352,12 @@ TEST(WindowTest, CosineSums) {
              .op_type = "HannWindow",
              .inputs = {I64({-3}, {})},
              .expect_error = StatusCode::kInvalidArgument,
-             .error_substr = "size must be in [0, 2^30]"});
+             .error_substr = "size must be in [0, 2^26]"});
+  RunOpCase({.label = "huge size",
+             .op_type = "BlackmanWindow",
+             .inputs = {I64({int64_t{1} << 40}, {})},
+             .expect_error = StatusCode::kInvalidArgument,
+             .error_substr = "size must be in [0, 2^26]"});
   RunOpCase({.label = "float size",
              .op_type = "HannWindow",
              .inputs = {F({3}, {})},

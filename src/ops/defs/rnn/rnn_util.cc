@@ -193,6 +193,9 @@ StatusOr<RnnData<C>> ReadInputs(KernelContext& ctx, const RnnAttrs& a, int gates
     return ctx.Error("R must have shape ", Shape{dirs, gates * h, h}.ToString(), ", got ", r.shape().ToString());
   for (const Tensor* t : {&w, &r})
     if (t->dtype() != x.dtype()) return ctx.Error("W and R must have X's element type, got ", t->TypeString());
+  // The step buffers hold seq * batch * gates * hidden values per direction; a zero-size X can claim any seq and batch.
+  if (static_cast<double>(d.seq) * static_cast<double>(d.batch) * static_cast<double>(gates * h * dirs) > 2147483648.0)
+    return ctx.Error("X ", x.shape().ToString(), " with hidden_size ", h, " needs too many intermediate values");
   STRATA_ASSIGN_OR_RETURN(d.x, ReadFloats<C>(x));
   if (a.layout == 1) d.x = SwapFirstAxes(d.x, d.batch, d.seq, d.input);
   STRATA_ASSIGN_OR_RETURN(d.w, ReadFloats<C>(w));

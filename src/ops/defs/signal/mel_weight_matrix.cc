@@ -35,6 +35,8 @@ Status MelCompute(KernelContext& ctx) {
   if (mels < 1 || dft < 1 || rate < 1 || mels > (1 << 20) || dft > (1 << 26))
     return ctx.Error("num_mel_bins, dft_length and sample_rate must be positive (and sensible), got ", mels, ", ", dft,
                      " and ", rate);
+  if ((dft / 2 + 1) * mels > (int64_t{1} << 28))
+    return ctx.Error("the matrix of ", dft / 2 + 1, " x ", mels, " values is too large");
   if (!(lower >= 0 && lower < upper && std::isfinite(upper)))
     return ctx.Error("expected 0 <= lower_edge_hertz < upper_edge_hertz, got ", lower, " and ", upper);
   const int64_t rows = dft / 2 + 1;

@@ -38,7 +38,7 @@ template <const WindowDef& W>
 Status WindowCompute(KernelContext& ctx) {
   STRATA_ASSIGN_OR_RETURN(DType dt, signal::ReadOutputDatatype(ctx.node()));
   STRATA_ASSIGN_OR_RETURN(int64_t size, signal::ReadIntScalar(ctx, 0, "size"));
-  if (size < 0 || size > (int64_t{1} << 30)) return ctx.Error("size must be in [0, 2^30], got ", size);
+  if (size < 0 || size > (int64_t{1} << 26)) return ctx.Error("size must be in [0, 2^26], got ", size);
   const bool periodic = ctx.node().GetInt("periodic", 1) != 0;
   const double n = static_cast<double>(periodic ? size : size - 1);
   std::vector<double> v(static_cast<size_t>(size));

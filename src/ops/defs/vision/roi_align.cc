@@ -96,7 +96,7 @@ Sample<C> MakeSample(C y, C x, int64_t h, int64_t w) {
   return s;
 }
 
-// Returns false when the region is not finite or needs an absurd number of samples per bin (over 2^16 per axis).
+// Returns false when the region is not finite or needs an absurd number of samples per bin (over 2^20).
 template <typename C>
 bool RoiAlignOne(const RoiAttrs& a, const C* roi, const C* x, int64_t channels, int64_t h, int64_t w, C* y) {
   const C off = a.half_pixel ? C(0.5) : C(0);
@@ -108,7 +108,7 @@ bool RoiAlignOne(const RoiAttrs& a, const C* roi, const C* x, int64_t channels, 
   }
   const C bin_h = rh / a.out_h, bin_w = rw / a.out_w;
   if (!std::isfinite(sx) || !std::isfinite(sy) || !std::isfinite(rh) || !std::isfinite(rw)) return false;
-  if (a.sampling == 0 && (std::ceil(rh / a.out_h) > 65536 || std::ceil(rw / a.out_w) > 65536)) return false;
+  if (a.sampling == 0 && std::ceil(rh / a.out_h) * std::ceil(rw / a.out_w) > C(1 << 20)) return false;
   const int64_t gh = a.sampling > 0 ? a.sampling : static_cast<int64_t>(std::ceil(rh / a.out_h));
   const int64_t gw = a.sampling > 0 ? a.sampling : static_cast<int64_t>(std::ceil(rw / a.out_w));
   const C count = static_cast<C>(std::max<int64_t>(gh * gw, 1));
@@ -156,6 +156,7 @@ Status RoiAlignCompute(KernelContext& ctx) {
   for (int64_t i : idx)
     if (i < 0 || i >= n) return ctx.Error("batch index ", i, " is out of range [0, ", n, ")");
   STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, x.dtype(), Shape{num, c, a.out_h, a.out_w}));
+  if (y->num_elements() == 0) return Status::OK();
   return DispatchFloat(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
