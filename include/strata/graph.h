@@ -142,6 +142,13 @@ struct Model {
   int64_t OpsetFor(std::string_view domain_name) const;
 };
 
+// The values a node's subgraphs (If/Loop/Scan bodies, nested ones included) read from enclosing scopes: names they
+// use (as node inputs or as graph outputs) without defining them. These are the node's implicit inputs: they must be
+// computed before the node runs and kept alive until it has run. Sorted and unique.
+std::vector<std::string> SubgraphOuterInputs(const Node& node);
+// The same for one graph: names it uses without defining them.
+std::vector<std::string> GraphOuterInputs(const Graph& g);
+
 // Orders nodes so that every node comes after the producers of its inputs. FailedPrecondition on a cycle or on a
 // value that nothing produces (names it). `outer_scope` lists names visible from an enclosing graph.
 Status TopologicalSort(Graph* graph, const std::vector<std::string>& outer_scope = {});

@@ -27,11 +27,75 @@ void RecordFolded(const Node& node, std::vector<Tensor>& outs, InferredGraph* ou
   }
 }
 
+// The inferred values of the graphs enclosing a subgraph, innermost first.
+struct Scope {
+  const InferredGraph* graph = nullptr;
+  const Scope* parent = nullptr;
+};
+
+const ops::ValueType* FindInScopes(const Scope* scope, const std::string& name) {
+  for (; scope != nullptr; scope = scope->parent) {
+    auto it = scope->graph->types.find(name);
+    if (it != scope->graph->types.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+// `known` refined with what `more` adds: its dtype when defined, its shape when its rank is known (dimensions it
+// leaves unknown keep `known`'s values when the ranks agree).
+void Refine(ops::ValueType* known, const ops::ValueType& more) {
+  if (more.dtype != DType::kUndefined) known->dtype = more.dtype;
+  if (!more.shape.rank_known) return;
+  if (!known->shape.rank_known || known->shape.rank() != more.shape.rank()) {
+    known->shape = more.shape;
+    return;
+  }
+  for (size_t i = 0; i < more.shape.dims.size(); ++i)
+    if (more.shape.dims[i].known() || !more.shape.dims[i].symbol.empty()) known->shape.dims[i] = more.shape.dims[i];
+}
+
+Status InferScope(const Graph& g, const std::vector<ValueInfo>& inputs, const InferOptions& options,
+                  const Scope* parent, int depth, InferredGraph* out);
+
+// Infers a subgraph of a node of the graph `scope` describes: its inputs get the given types (refining the declared
+// ones), and its outputs the inferred types (refining the declared ones).
+Status InferBody(const Graph& body, const std::vector<ops::ValueType>& ins, const InferOptions& options,
+                 const Scope& scope, int depth, std::vector<ops::ValueType>* outs) {
+  if (depth > 32) return InvalidArgumentError("subgraphs are nested more than 32 deep");
+  std::vector<ValueInfo> infos;
+  for (size_t i = 0; i < body.inputs.size(); ++i) {
+    ops::ValueType vt{body.inputs[i].dtype, body.inputs[i].shape, nullptr};
+    if (i < ins.size()) Refine(&vt, ins[i]);
+    infos.push_back({body.inputs[i].name, vt.dtype, vt.shape, ""});
+  }
+  InferredGraph sub;
+  Status s = InferScope(body, infos, options, &scope, depth + 1, &sub);
+  if (!s.ok()) return s.WithContext(StrCat("subgraph '", body.name, "'"));
+  outs->clear();
+  for (const ValueInfo& o : body.outputs) {
+    ops::ValueType vt{o.dtype, o.shape, nullptr};
+    auto it = sub.types.find(o.name);
+    const ops::ValueType* t = it != sub.types.end() ? &it->second : FindInScopes(&scope, o.name);
+    if (t != nullptr) Refine(&vt, *t);
+    vt.value = nullptr;
+    outs->push_back(std::move(vt));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status InferGraph(const Graph& g, const std::vector<ValueInfo>& inputs, const InferOptions& options,
                   InferredGraph* out) {
+  return InferScope(g, inputs, options, nullptr, 0, out);
+}
+
+namespace {
+
+Status InferScope(const Graph& g, const std::vector<ValueInfo>& inputs, const InferOptions& options,
+                  const Scope* parent, int depth, InferredGraph* out) {
   const ops::OpRegistry& registry = ops::OpRegistry::Global();
+  const Scope scope{out, parent};
   out->folded.assign(g.nodes.size(), false);
   for (const auto& [name, t] : g.initializers) {
     Tensor& c = out->constants[name];
@@ -41,7 +105,13 @@ Status InferGraph(const Graph& g, const std::vector<ValueInfo>& inputs, const In
   for (const ValueInfo& in : inputs) out->types[in.name] = ops::ValueType{in.dtype, in.shape, nullptr};
   const ValueLookup lookup = [&](const std::string& name) -> const Tensor* {
     auto it = out->constants.find(name);
-    return it == out->constants.end() ? nullptr : &it->second;
+    if (it != out->constants.end()) return &it->second;
+    const ops::ValueType* t = FindInScopes(parent, name);
+    return t != nullptr && t->has_value() ? t->value : nullptr;
+  };
+  const ops::SubgraphInferFn infer_body = [&](const Graph& body, const std::vector<ops::ValueType>& ins,
+                                              std::vector<ops::ValueType>* outs) {
+    return InferBody(body, ins, options, scope, depth, outs);
   };
 
   static const ops::ValueType kUnknown;
@@ -57,14 +127,10 @@ Status InferGraph(const Graph& g, const std::vector<ValueInfo>& inputs, const In
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       if (node.inputs[i].empty()) continue;
       auto it = out->types.find(node.inputs[i]);
-      if (it == out->types.end()) {
-        // A value from an enclosing scope (subgraphs): type unknown here.
-        in_types[i] = &kUnknown;
-        all_const = false;
-        continue;
-      }
-      in_types[i] = &it->second;
-      all_const &= it->second.has_value();
+      // A value from an enclosing scope (subgraphs); unknown when there is no enclosing scope to ask.
+      const ops::ValueType* t = it != out->types.end() ? &it->second : FindInScopes(parent, node.inputs[i]);
+      in_types[i] = t != nullptr ? t : &kUnknown;
+      all_const &= in_types[i]->has_value();
     }
 
     // Fold: all inputs known (or a shape query on a fully known shape), deterministic, no subgraph.
@@ -97,6 +163,7 @@ Status InferGraph(const Graph& g, const std::vector<ValueInfo>& inputs, const In
     }
 
     ops::InferContext ictx(node, in_types, static_cast<int>(node.outputs.size()));
+    ictx.set_subgraph_infer(&infer_body);
     Status s = schema->infer(ictx);
     if (!s.ok()) {
       if (s.message().find(node.Describe()) == std::string::npos) s.WithContext(node.Describe());
@@ -112,4 +179,5 @@ Status InferGraph(const Graph& g, const std::vector<ValueInfo>& inputs, const In
   return Status::OK();
 }
 
+}  // namespace
 }  // namespace strata::graph

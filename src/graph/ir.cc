@@ -188,6 +188,51 @@ int64_t Model::OpsetFor(std::string_view domain_name) const {
   return it == opset_imports.end() ? 0 : it->second;
 }
 
+namespace {
+
+void CollectOuterInputs(const Node& node, std::set<std::string>* out);
+
+void CollectGraphOuterInputs(const Graph& g, std::set<std::string>* out) {
+  std::unordered_set<std::string> local;
+  for (const auto& in : g.inputs) local.insert(in.name);
+  for (const auto& [name, t] : g.initializers) local.insert(name);
+  for (const Node& n : g.nodes)
+    for (const auto& o : n.outputs)
+      if (!o.empty()) local.insert(o);
+  std::set<std::string> used;
+  for (const Node& n : g.nodes) {
+    for (const auto& in : n.inputs)
+      if (!in.empty()) used.insert(in);
+    CollectOuterInputs(n, &used);
+  }
+  for (const auto& o : g.outputs) used.insert(o.name);
+  for (const auto& u : used)
+    if (!local.count(u)) out->insert(u);
+}
+
+void CollectOuterInputs(const Node& node, std::set<std::string>* out) {
+  for (const auto& [attr_name, attr] : node.attrs) {
+    if (attr.type() == Attribute::Type::kGraph && attr.g()) CollectGraphOuterInputs(*attr.g(), out);
+    if (attr.type() == Attribute::Type::kGraphs)
+      for (const auto& g : attr.graphs())
+        if (g) CollectGraphOuterInputs(*g, out);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> SubgraphOuterInputs(const Node& node) {
+  std::set<std::string> names;
+  CollectOuterInputs(node, &names);
+  return {names.begin(), names.end()};
+}
+
+std::vector<std::string> GraphOuterInputs(const Graph& g) {
+  std::set<std::string> names;
+  CollectGraphOuterInputs(g, &names);
+  return {names.begin(), names.end()};
+}
+
 Status TopologicalSort(Graph* graph, const std::vector<std::string>& outer_scope) {
   std::unordered_set<std::string> available(outer_scope.begin(), outer_scope.end());
   for (const auto& in : graph->inputs) available.insert(in.name);
@@ -211,18 +256,11 @@ Status TopologicalSort(Graph* graph, const std::vector<std::string>& outer_scope
                                        "' is not a graph input, an initializer or the output of any node");
       deps.insert(it->second);
     }
-    // Values a subgraph reads from this scope must be computed before the node that owns the subgraph.
-    for (const auto& [attr_name, attr] : node.attrs) {
-      std::vector<const Graph*> subs;
-      if (attr.type() == Attribute::Type::kGraph && attr.g()) subs.push_back(attr.g().get());
-      for (const auto& g : attr.graphs()) subs.push_back(g.get());
-      for (const Graph* sub : subs) {
-        for (const Node& sn : sub->nodes)
-          for (const auto& in : sn.inputs) {
-            auto it = producer.find(in);
-            if (it != producer.end() && it->second != i) deps.insert(it->second);
-          }
-      }
+    // Values a subgraph reads from this scope (at any depth, graph outputs included) must be computed before the
+    // node that owns the subgraph.
+    for (const auto& in : SubgraphOuterInputs(node)) {
+      auto it = producer.find(in);
+      if (it != producer.end() && it->second != i) deps.insert(it->second);
     }
     pending[i] = static_cast<int>(deps.size());
     for (size_t d : deps) consumers[d].push_back(i);

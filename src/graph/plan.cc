@@ -134,6 +134,7 @@ StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& g, const std::vector<
     step.node = &node;
     step.schema = ops::OpRegistry::Global().Find(node.domain, node.op_type);
     for (const std::string& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : add_value(in));
+    for (const std::string& in : SubgraphOuterInputs(node)) step.implicit_inputs.push_back(add_value(in));
     const int step_index = static_cast<int>(plan->steps_.size());
     for (const std::string& out : node.outputs) {
       if (out.empty()) {
@@ -205,9 +206,11 @@ Status Plan::AssignKernels(const SessionOptions& options) {
 
 void Plan::ComputeLiveness() {
   const int end = static_cast<int>(steps_.size());
-  for (int s = 0; s < end; ++s)
+  for (int s = 0; s < end; ++s) {
     for (int id : steps_[s].inputs)
       if (id >= 0) values_[id].last_use = std::max(values_[id].last_use, s);
+    for (int id : steps_[s].implicit_inputs) values_[id].last_use = std::max(values_[id].last_use, s);
+  }
   for (PlanValue& v : values_) {
     if (v.is_output) v.last_use = end;
     if (v.last_use < 0) v.last_use = v.producer;  // produced but never read

@@ -36,6 +36,11 @@ struct ValueType {
 
 // ---- inference ----
 
+// Infers the output types of a subgraph (an If/Loop/Scan body) from the types of its inputs (in the body's input
+// order). Provided by graph-level inference, which resolves the names the body reads from enclosing scopes.
+using SubgraphInferFn =
+    std::function<Status(const graph::Graph& body, const std::vector<ValueType>& inputs, std::vector<ValueType>* outputs)>;
+
 class InferContext {
  public:
   InferContext(const Node& node, std::vector<const ValueType*> inputs, int num_outputs)
@@ -66,10 +71,18 @@ class InferContext {
     return InvalidArgumentError(node_.Describe(), ": ", args...);
   }
 
+  // The types of `body`'s outputs when its inputs have the types `inputs` (one per body input; dtype kUndefined or
+  // an unknown shape where the caller knows nothing). Graph-level inference infers the body node by node; without
+  // it (an InferFn called on its own) the body's declared output types are returned. Values are never set.
+  Status InferSubgraph(const graph::Graph& body, const std::vector<ValueType>& inputs,
+                       std::vector<ValueType>* outputs) const;
+  void set_subgraph_infer(const SubgraphInferFn* fn) { subgraph_infer_ = fn; }
+
  private:
   const Node& node_;
   std::vector<const ValueType*> inputs_;
   std::vector<ValueType> outputs_;
+  const SubgraphInferFn* subgraph_infer_ = nullptr;
 };
 
 using InferFn = Status (*)(InferContext&);

@@ -391,8 +391,93 @@ static void RegisterTensorFamily(OpRegistry* r) {
 }
 
 // ---- control flow (defs/control) ----
+void RegisterIf(OpRegistry* r);
+void RegisterLoop(OpRegistry* r);
+void RegisterScan(OpRegistry* r);
 
-static void RegisterControlFamily(OpRegistry* r) { (void)r; }
+static void RegisterControlFamily(OpRegistry* r) {
+  RegisterIf(r);
+  RegisterLoop(r);
+  RegisterScan(r);
+}
+
+// ---- optimizer: ai.onnx.preview.training update rules (defs/optimizer) ----
+void RegisterAdagrad(OpRegistry* r);
+void RegisterAdam(OpRegistry* r);
+void RegisterMomentum(OpRegistry* r);
+
+static void RegisterOptimizerFamily(OpRegistry* r) {
+  RegisterAdagrad(r);
+  RegisterAdam(r);
+  RegisterMomentum(r);
+}
+
+// ---- quantization (defs/quant) ----
+void RegisterConvInteger(OpRegistry* r);
+void RegisterDequantizeLinear(OpRegistry* r);
+void RegisterDynamicQuantizeLinear(OpRegistry* r);
+void RegisterMatMulInteger(OpRegistry* r);
+void RegisterQLinearConv(OpRegistry* r);
+void RegisterQLinearMatMul(OpRegistry* r);
+void RegisterQuantizeLinear(OpRegistry* r);
+
+static void RegisterQuantFamily(OpRegistry* r) {
+  RegisterConvInteger(r);
+  RegisterDequantizeLinear(r);
+  RegisterDynamicQuantizeLinear(r);
+  RegisterMatMulInteger(r);
+  RegisterQLinearConv(r);
+  RegisterQLinearMatMul(r);
+  RegisterQuantizeLinear(r);
+}
+
+// ---- recurrent (defs/rnn) ----
+void RegisterGRU(OpRegistry* r);
+void RegisterLSTM(OpRegistry* r);
+void RegisterRNN(OpRegistry* r);
+
+static void RegisterRnnFamily(OpRegistry* r) {
+  RegisterGRU(r);
+  RegisterLSTM(r);
+  RegisterRNN(r);
+}
+
+// ---- signal processing (defs/signal) ----
+void RegisterBlackmanWindow(OpRegistry* r);
+void RegisterDFT(OpRegistry* r);
+void RegisterHammingWindow(OpRegistry* r);
+void RegisterHannWindow(OpRegistry* r);
+void RegisterMelWeightMatrix(OpRegistry* r);
+void RegisterSTFT(OpRegistry* r);
+
+static void RegisterSignalFamily(OpRegistry* r) {
+  RegisterBlackmanWindow(r);
+  RegisterDFT(r);
+  RegisterHammingWindow(r);
+  RegisterHannWindow(r);
+  RegisterMelWeightMatrix(r);
+  RegisterSTFT(r);
+}
+
+// ---- text (defs/text) ----
+void RegisterStringNormalizer(OpRegistry* r);
+void RegisterTfIdfVectorizer(OpRegistry* r);
+
+static void RegisterTextFamily(OpRegistry* r) {
+  RegisterStringNormalizer(r);
+  RegisterTfIdfVectorizer(r);
+}
+
+// ---- vision (defs/vision) ----
+void RegisterGridSample(OpRegistry* r);
+void RegisterNonMaxSuppression(OpRegistry* r);
+void RegisterRoiAlign(OpRegistry* r);
+
+static void RegisterVisionFamily(OpRegistry* r) {
+  RegisterGridSample(r);
+  RegisterNonMaxSuppression(r);
+  RegisterRoiAlign(r);
+}
 
 void RegisterAllOps(OpRegistry* r) {
   RegisterActivationFamily(r);
@@ -404,8 +489,14 @@ void RegisterAllOps(OpRegistry* r) {
   RegisterLossFamily(r);
   RegisterMathFamily(r);
   RegisterNnFamily(r);
+  RegisterOptimizerFamily(r);
+  RegisterQuantFamily(r);
   RegisterReduceFamily(r);
+  RegisterRnnFamily(r);
+  RegisterSignalFamily(r);
   RegisterTensorFamily(r);
+  RegisterTextFamily(r);
+  RegisterVisionFamily(r);
 }
 
 }  // namespace strata::ops

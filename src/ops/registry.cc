@@ -21,6 +21,18 @@ class ReferenceKernel final : public Kernel {
 
 }  // namespace
 
+Status InferContext::InferSubgraph(const graph::Graph& body, const std::vector<ValueType>& inputs,
+                                   std::vector<ValueType>* outputs) const {
+  outputs->clear();
+  if (subgraph_infer_ != nullptr && *subgraph_infer_) {
+    STRATA_RETURN_IF_ERROR((*subgraph_infer_)(body, inputs, outputs));
+    for (ValueType& o : *outputs) o.value = nullptr;
+    return Status::OK();
+  }
+  for (const graph::ValueInfo& o : body.outputs) outputs->push_back(ValueType{o.dtype, o.shape, nullptr});
+  return Status::OK();
+}
+
 void OpRegistry::Add(OpSchema schema) {
   std::string key = Key(schema.domain, schema.name);
   STRATA_CHECK(ops_.find(key) == ops_.end(), "op ", key, " registered twice");

@@ -4,18 +4,6 @@
 
 namespace strata::graph {
 
-namespace {
-void CollectSubgraphInputs(const Graph& g, std::unordered_set<std::string>* needed) {
-  for (const Node& n : g.nodes) {
-    for (const auto& in : n.inputs) needed->insert(in);
-    for (const auto& [name, a] : n.attrs) {
-      if (a.type() == Attribute::Type::kGraph && a.g()) CollectSubgraphInputs(*a.g(), needed);
-      for (const auto& sub : a.graphs()) CollectSubgraphInputs(*sub, needed);
-    }
-  }
-}
-}  // namespace
-
 Status EliminateDeadCode(Graph* g) {
   std::unordered_set<std::string> needed;
   for (const auto& out : g->outputs) needed.insert(out.name);
@@ -27,10 +15,8 @@ Status EliminateDeadCode(Graph* g) {
     if (!used) continue;
     keep[i] = true;
     for (const auto& in : n.inputs) needed.insert(in);
-    for (const auto& [name, a] : n.attrs) {
-      if (a.type() == Attribute::Type::kGraph && a.g()) CollectSubgraphInputs(*a.g(), &needed);
-      for (const auto& sub : a.graphs()) CollectSubgraphInputs(*sub, &needed);
-    }
+    // Values the node's subgraphs read from this scope, at any depth (graph outputs that name an outer value too).
+    for (const auto& in : SubgraphOuterInputs(n)) needed.insert(in);
   }
   std::vector<Node> kept;
   for (size_t i = 0; i < g->nodes.size(); ++i)
