@@ -19,7 +19,7 @@ BUILD_PKGS=(
   libcli11-dev
   libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
-  python3 python3-numpy python3-protobuf python3-onnx
+  python3 python3-numpy python3-protobuf python3-onnx python3-pil
   python3-torch python3-torchvision libopenblas0-pthread
 )
 # Extra packages for the peer comparisons in ../shared/peers (none beyond the above today; node + npm come with the

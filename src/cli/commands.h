@@ -26,5 +26,6 @@ void AddRunCommand(CLI::App& app);
 void AddBenchCommand(CLI::App& app);
 void AddInspectCommand(CLI::App& app);
 void AddServeCommand(CLI::App& app);
+void AddDataCommand(CLI::App& app);
 
 }  // namespace strata::cli

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   AddInspectCommand(app);
   AddServeCommand(app);
   AddConformanceCommand(app);
+  AddDataCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
