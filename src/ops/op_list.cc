@@ -67,10 +67,14 @@ static void RegisterGeneratorFamily(OpRegistry* r) {
 }
 
 // ---- grad: strata-domain gradient helpers (defs/grad) ----
+void RegisterMaxPoolGrad(OpRegistry* r);
 void RegisterReduceSumTo(OpRegistry* r);
+void RegisterReluGrad(OpRegistry* r);
 
 static void RegisterGradFamily(OpRegistry* r) {
+  RegisterMaxPoolGrad(r);
   RegisterReduceSumTo(r);
+  RegisterReluGrad(r);
 }
 
 // ---- logic (defs/logic) ----

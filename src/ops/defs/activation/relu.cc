@@ -1,5 +1,6 @@
 // Relu: max(x, 0).
 #include "ops/elementwise.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -14,6 +15,13 @@ Status ReluCompute(KernelContext& ctx) {
   });
 }
 
+// dX = strata.ReluGrad(dY, Y): passes dY where the output is positive.
+Status ReluGradFn(GradContext& ctx) {
+  if (ctx.needs_input_grad(0))
+    ctx.SetInputGrad(0, Emit1(ctx, "ReluGrad", {ctx.output_grad(0), ctx.node().outputs[0]}, {}, graph::kStrataDomain));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterRelu(OpRegistry* r) {
@@ -21,6 +29,7 @@ void RegisterRelu(OpRegistry* r) {
   s.name = "Relu";
   s.infer = InferSameAsInput0;
   s.reference = ReluCompute;
+  s.grad = ReluGradFn;
   r->Add(std::move(s));
 }
 

@@ -8,6 +8,7 @@
 #include "ops/defs/nn/gemm_kernel.h"
 #include "ops/defs/nn/nn_util.h"
 #include "ops/defs/nn/spatial.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -198,6 +199,74 @@ Status ConvCompute(KernelContext& ctx) {
   return Status::OK();
 }
 
+// Gradient of a group-1 Conv with known shapes, composed of forward ops so that the fast kernels apply:
+//   dX = ConvTranspose(dY, W) with the forward strides/dilations/pads and the output_padding that restores X's size;
+//   dW = Transpose(Conv(Transpose(X, CNHW), Transpose(dY, CNHW)) with strides and dilations swapped), sliced to the
+//        kernel size, back to (M, C, k...);
+//   dB = ReduceSum(dY) over every axis but channels.
+Status ConvGrad(GradContext& ctx) {
+  const Node& node = ctx.node();
+  const PartialShape& xs = ctx.input_type(0).shape;
+  const PartialShape& ws = ctx.input_type(1).shape;
+  if (!ws.IsFullyKnown() || !xs.rank_known || xs.rank() < 3)
+    return UnimplementedError(node.Describe(), ": Conv gradient needs W's shape and X's rank");
+  const int spatial = xs.rank() - 2;
+  std::vector<int64_t> x_sp, wk;
+  for (int i = 0; i < spatial; ++i) {
+    if (!xs.dims[2 + i].known()) return UnimplementedError(node.Describe(), ": Conv gradient needs X's spatial dims");
+    x_sp.push_back(xs.dims[2 + i].value);
+    wk.push_back(ws.dims[2 + i].value);
+  }
+  if (node.GetInt("group", 1) != 1)
+    return UnimplementedError(node.Describe(), ": the gradient of a grouped Conv is not written yet");
+  STRATA_ASSIGN_OR_RETURN(nn::SpatialAttrs a, nn::ReadSpatialAttrs(node, spatial, {.kernel_from_attr = false}, &wk));
+  std::vector<int64_t> pads(2 * spatial), out_len(spatial), out_pad(spatial), k_full(spatial);
+  for (int i = 0; i < spatial; ++i) {
+    STRATA_ASSIGN_OR_RETURN(out_len[i], nn::OutputLength(node, a, i, x_sp[i], &pads[i], &pads[spatial + i]));
+    const int64_t span = (out_len[i] - 1) * a.strides[i] + (wk[i] - 1) * a.dilations[i] + 1;
+    out_pad[i] = x_sp[i] - (span - pads[i] - pads[spatial + i]);
+    k_full[i] = (x_sp[i] + pads[i] + pads[spatial + i] - ((out_len[i] - 1) * a.strides[i] + 1)) / a.dilations[i] + 1;
+  }
+  const std::string dy = ctx.output_grad(0);
+  if (ctx.needs_input_grad(0)) {
+    AttributeMap t;
+    t["strides"] = Attribute::Ints(a.strides);
+    t["dilations"] = Attribute::Ints(a.dilations);
+    t["pads"] = Attribute::Ints(pads);
+    t["output_padding"] = Attribute::Ints(out_pad);
+    ctx.SetInputGrad(0, Emit1(ctx, "ConvTranspose", {dy, node.inputs[1]}, std::move(t)));
+  }
+  std::vector<int64_t> swap01(xs.rank());
+  for (int i = 0; i < xs.rank(); ++i) swap01[i] = i;
+  std::swap(swap01[0], swap01[1]);
+  if (ctx.needs_input_grad(1)) {
+    AttributeMap p1, p2, p3, c;
+    p1["perm"] = Attribute::Ints(swap01);
+    p2["perm"] = Attribute::Ints(swap01);
+    p3["perm"] = Attribute::Ints(swap01);
+    c["strides"] = Attribute::Ints(a.dilations);
+    c["dilations"] = Attribute::Ints(a.strides);
+    c["pads"] = Attribute::Ints(pads);
+    const std::string xt = Emit1(ctx, "Transpose", {node.inputs[0]}, std::move(p1));
+    const std::string dyt = Emit1(ctx, "Transpose", {dy}, std::move(p2));
+    std::string dw = Emit1(ctx, "Conv", {xt, dyt}, std::move(c));
+    if (k_full != wk) {
+      std::vector<int64_t> starts(spatial, 0), axes;
+      for (int i = 0; i < spatial; ++i) axes.push_back(2 + i);
+      dw = Emit1(ctx, "Slice", {dw, ConstInts(ctx, starts), ConstInts(ctx, wk), ConstInts(ctx, axes)});
+    }
+    ctx.SetInputGrad(1, Emit1(ctx, "Transpose", {dw}, std::move(p3)));
+  }
+  if (node.has_input(2) && ctx.needs_input_grad(2)) {
+    std::vector<int64_t> axes{0};
+    for (int i = 0; i < spatial; ++i) axes.push_back(2 + i);
+    AttributeMap r;
+    r["keepdims"] = Attribute::Int(0);
+    ctx.SetInputGrad(2, Emit1(ctx, "ReduceSum", {dy, ConstInts(ctx, axes)}, std::move(r)));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterConv(OpRegistry* r) {
@@ -208,6 +277,7 @@ void RegisterConv(OpRegistry* r) {
   s.max_inputs = 3;
   s.infer = ConvInfer;
   s.reference = ConvCompute;
+  s.grad = ConvGrad;
   r->Add(std::move(s));
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/parallel.h"
 #include "ops/defs/nn/spatial.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -113,6 +114,15 @@ Status MaxPoolCompute(KernelContext& ctx) {
   });
 }
 
+// dX = strata.MaxPoolGrad(dY, X) with MaxPool's attributes: each output's gradient goes to its window's (first)
+// maximum. The Indices output has no gradient.
+Status MaxPoolGradFn(GradContext& ctx) {
+  if (!ctx.needs_input_grad(0) || ctx.output_grad(0).empty()) return Status::OK();
+  ctx.SetInputGrad(0, Emit1(ctx, "MaxPoolGrad", {ctx.output_grad(0), ctx.node().inputs[0]}, ctx.node().attrs,
+                            graph::kStrataDomain));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterMaxPool(OpRegistry* r) {
@@ -125,6 +135,7 @@ void RegisterMaxPool(OpRegistry* r) {
   s.max_outputs = 2;
   s.infer = MaxPoolInfer;
   s.reference = MaxPoolCompute;
+  s.grad = MaxPoolGradFn;
   r->Add(std::move(s));
 }
 

@@ -1,4 +1,5 @@
 // Identity: output = input, as a view (no copy).
+#include "ops/grad_util.h"
 #include "ops/op_util.h"
 
 namespace strata::ops {
@@ -9,6 +10,12 @@ Status IdentityCompute(KernelContext& ctx) {
   return Status::OK();
 }
 
+// dX = dY.
+Status IdentityGrad(GradContext& ctx) {
+  if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, ctx.output_grad(0));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterIdentity(OpRegistry* r) {
@@ -16,6 +23,7 @@ void RegisterIdentity(OpRegistry* r) {
   s.name = "Identity";
   s.infer = InferSameAsInput0;
   s.reference = IdentityCompute;
+  s.grad = IdentityGrad;
   s.view_input = 0;
   r->Add(std::move(s));
 }

@@ -1,5 +1,6 @@
 // Reshape (opset 5, 13, 14): the target shape comes from input 1; 0 copies the input dimension (unless allowzero=1)
 // and one -1 is inferred. The output is a view of the input.
+#include "ops/grad_util.h"
 #include "ops/op_util.h"
 
 namespace strata::ops {
@@ -88,6 +89,14 @@ Status ReshapeCompute(KernelContext& ctx) {
   return Status::OK();
 }
 
+// dX = Reshape(dY, Shape(X)).
+Status ReshapeGrad(GradContext& ctx) {
+  if (!ctx.needs_input_grad(0)) return Status::OK();
+  const std::string shape = Emit1(ctx, "Shape", {ctx.node().inputs[0]});
+  ctx.SetInputGrad(0, Emit1(ctx, "Reshape", {ctx.output_grad(0), shape}));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterReshape(OpRegistry* r) {
@@ -98,6 +107,7 @@ void RegisterReshape(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = ReshapeInfer;
   s.reference = ReshapeCompute;
+  s.grad = ReshapeGrad;
   s.view_input = 0;
   r->Add(std::move(s));
 }

@@ -1,6 +1,7 @@
 // Transpose (opset 1, 13): permutes the axes; output dimension i is input dimension perm[i]. Without perm the axes
 // are reversed. perm must be a permutation of [0, rank).
 #include "ops/defs/tensor/tensor_util.h"
+#include "ops/grad_util.h"
 
 namespace strata::ops {
 namespace {
@@ -53,6 +54,20 @@ Status TransposeCompute(KernelContext& ctx) {
   });
 }
 
+// dX = Transpose(dY, inverse(perm)).
+Status TransposeGrad(GradContext& ctx) {
+  if (!ctx.needs_input_grad(0)) return Status::OK();
+  const int rank = ctx.input_type(0).shape.rank();
+  if (rank < 0) return UnimplementedError(ctx.node().Describe(), ": Transpose gradient needs a known rank");
+  STRATA_ASSIGN_OR_RETURN(std::vector<int> perm, TransposePerm(ctx.node(), rank));
+  std::vector<int64_t> inverse(rank);
+  for (int i = 0; i < rank; ++i) inverse[perm[i]] = i;
+  AttributeMap attrs;
+  attrs["perm"] = Attribute::Ints(inverse);
+  ctx.SetInputGrad(0, Emit1(ctx, "Transpose", {ctx.output_grad(0)}, std::move(attrs)));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterTranspose(OpRegistry* r) {
@@ -60,6 +75,7 @@ void RegisterTranspose(OpRegistry* r) {
   s.name = "Transpose";
   s.infer = TransposeInfer;
   s.reference = TransposeCompute;
+  s.grad = TransposeGrad;
   r->Add(std::move(s));
 }
 
