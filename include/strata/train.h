@@ -143,6 +143,8 @@ class Trainer {
   // Overrides the schedule with a constant from now on (ReduceLROnPlateau, LearningRateScheduler).
   void SetLearningRate(double lr);
   void StopTraining() { stop_training_ = true; }
+  // Asks Fit (from OnTrainBegin) to start at this position instead of FitOptions' initial_epoch/initial_batch.
+  void ResumeAt(int epoch, int64_t batch) { resume_ = {epoch, batch}; }
   bool stop_training() const { return stop_training_; }
   int epochs() const { return fit_epochs_; }
   int64_t steps_per_epoch() const { return fit_steps_; }
@@ -166,9 +168,24 @@ class Trainer {
   std::unique_ptr<Impl> impl_;  // the sessions: declared before state_, whose tensors they allocated
   TrainingState state_;
   bool stop_training_ = false;
+  std::optional<std::pair<int, int64_t>> resume_;
   int fit_epochs_ = 0;
   int64_t fit_steps_ = -1;
 };
+
+// ---- training-state checkpoints (interim format) ----
+//
+// <dir>/ckpt-<iterations>/ holds one onnx.TensorProto file per tensor (weights and optimizer slots) and state.json
+// (counters, seed, and name, dtype, shape and CRC32C of every tensor). Each checkpoint is written to a temporary
+// directory, fsync'd and renamed; then <dir>/latest (written atomically) names it and older ones beyond `keep` are
+// removed, so a process killed at any moment leaves the previous or the new checkpoint, whole. Loading verifies the
+// CRCs. This is the stand-in until the safetensors checkpoint format and CheckpointManager land; the contents
+// (TrainingState) stay the same.
+Status SaveTrainingState(const std::string& dir, const TrainingState& state, int keep = 2);
+// The newest checkpoint of `dir`, or nullopt when there is none.
+StatusOr<std::optional<TrainingState>> LoadLatestTrainingState(const std::string& dir);
+// Removes the checkpoints SaveTrainingState wrote in `dir` (and `latest`), nothing else.
+Status DeleteTrainingStates(const std::string& dir);
 
 // ---- export (a serving signature for strata serve / TF-Serving clients) ----
 
@@ -230,6 +247,11 @@ std::shared_ptr<Callback> CSVLogger(std::string filename, char separator = ',', 
 
 // At each epoch begin: lr = schedule(epoch, current lr); logs learning_rate at epoch end.
 std::shared_ptr<Callback> LearningRateScheduler(std::function<double(int epoch, double lr)> schedule, int verbose = 0);
+
+// BackupAndRestore: saves the training state to backup_dir every `save_freq` batches (0 = at each epoch end); on
+// train begin, restores the newest backup and resumes at its (epoch, batch) — mid-epoch, bitwise-identical to an
+// uninterrupted run; on a normal train end removes the backups when delete_checkpoint.
+std::shared_ptr<Callback> BackupAndRestore(std::string backup_dir, int64_t save_freq = 0, bool delete_checkpoint = true);
 
 // Shared by the callbacks: the Keras improvement rule (specs/tf-formats.md §5.2).
 struct Monitor {

@@ -53,7 +53,13 @@ StatusOr<History> Trainer::Fit(const data::Dataset& train, FitOptions options) {
   for (auto& cb : options.callbacks) cbs.push_back(cb);
   History history;
   Logs epoch_logs;
+  resume_.reset();
   STRATA_RETURN_IF_ERROR(Each(cbs, [&](Callback& c) { return c.OnTrainBegin(*this); }));
+  if (resume_) {  // a callback restored a state (BackupAndRestore)
+    options.initial_epoch = std::min(resume_->first, options.epochs);
+    options.initial_batch = resume_->second;
+    resume_.reset();
+  }
   for (int epoch = options.initial_epoch; epoch < options.epochs; ++epoch) {
     impl_->ResetMetrics();
     state_.epoch = epoch;

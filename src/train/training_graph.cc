@@ -92,6 +92,36 @@ Status Finish(CompiledGraph* cg, graph::Graph graph, const TrainerOptions& optio
   return Status::OK();
 }
 
+// ReluGrad(MaxPoolGrad(dY, Y), Y) -> MaxPoolGrad(dY, Y, relu_input=1): the pool's gradient already lands only on
+// window maxima, so checking the maximum's sign there replaces a whole pass over the Relu output (bitwise the same).
+void FuseReluIntoMaxPoolGrad(graph::Graph& g) {
+  std::map<std::string, int> uses;
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const std::string& in : g.nodes[i].inputs) ++uses[in];
+    for (const std::string& out : g.nodes[i].outputs) producer[out] = i;
+  }
+  for (const graph::ValueInfo& o : g.outputs) ++uses[o.name];
+  std::vector<bool> drop(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const graph::Node& relu = g.nodes[i];
+    if (relu.domain != "strata" || relu.op_type != "ReluGrad" || relu.inputs.size() != 2) continue;
+    auto it = producer.find(relu.inputs[0]);
+    if (it == producer.end()) continue;
+    graph::Node& pool = g.nodes[it->second];
+    if (pool.domain != "strata" || pool.op_type != "MaxPoolGrad" || pool.inputs.size() != 2 ||
+        pool.inputs[1] != relu.inputs[1] || uses[relu.inputs[0]] != 1 || pool.HasAttr("relu_input"))
+      continue;
+    pool.attrs["relu_input"] = graph::Attribute::Int(1);
+    pool.outputs[0] = relu.outputs[0];
+    drop[i] = true;
+  }
+  std::vector<graph::Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+}
+
 }  // namespace
 
 int64_t StepSeed(uint64_t seed, int64_t iterations) {
@@ -130,6 +160,7 @@ StatusOr<CompiledGraph> BuildTrainGraph(const nn::Model& model, const optim::Opt
   std::map<std::string, std::string> grads;
   graph::GradientOptions gopts;
   STRATA_RETURN_IF_ERROR(graph::BuildGradients(&g, kLossOutput, wrt, gopts, &grads));
+  FuseReluIntoMaxPoolGrad(g);
 
   g.inputs.push_back(Scalar(kLrInput, DType::kFloat32));
   g.inputs.push_back(Scalar(kIterationsInput, DType::kInt64));

@@ -1,5 +1,7 @@
 // Gradients the trainer needs before the gradients work lands (Relu, Reshape, Transpose, Conv group 1, MaxPool),
 // checked by float64 finite differences through graph autodiff.
+#include <algorithm>
+
 #include "tests/ops/op_harness.h"
 
 namespace strata::testing {
@@ -59,6 +61,35 @@ TEST(GradHelpersTest, TransposeConvAndMaxPoolGradients) {
     m.grad_inputs = {0};
     SCOPED_TRACE(pad);
     CheckGradient(m);
+  }
+}
+
+// MaxPoolGrad(relu_input=1) equals ReluGrad(MaxPoolGrad(dY, Y), Y), the pair the trainer fuses.
+TEST(GradHelpersTest, MaxPoolGradWithReluInputMatchesThePair) {
+  for (int64_t k : {2, 3}) {
+    graph::Model m;
+    m.opset_imports[""] = 17;
+    m.opset_imports["strata"] = 1;
+    Tensor y = RandomF({2, 3, 6, 6}, 51, -1.0f, 1.0f);
+    for (float& v : y.mutable_values<float>()) v = std::max(v, 0.0f);  // a Relu output with zeros
+    const int64_t o = k == 2 ? 3 : 2;
+    Tensor dy = RandomF({2, 3, o, o}, 52);
+    m.graph.inputs = {{"y", DType::kFloat32, PartialShape::Of(y.shape())}, {"dy", DType::kFloat32, PartialShape::Of(dy.shape())}};
+    graph::AttributeMap a;
+    a["kernel_shape"] = AInts({k, k});
+    a["strides"] = AInts({2, 2});
+    graph::AttributeMap fused = a;
+    fused["relu_input"] = AInt(1);
+    m.graph.nodes = {
+        graph::Node{.name = "p", .op_type = "MaxPoolGrad", .domain = "strata", .inputs = {"dy", "y"}, .outputs = {"d"}, .attrs = a, .opset = 1},
+        graph::Node{.name = "r", .op_type = "ReluGrad", .domain = "strata", .inputs = {"d", "y"}, .outputs = {"pair"}, .opset = 1},
+        graph::Node{.name = "f", .op_type = "MaxPoolGrad", .domain = "strata", .inputs = {"dy", "y"}, .outputs = {"fused"}, .attrs = fused, .opset = 1}};
+    m.graph.outputs = {{"pair"}, {"fused"}};
+    auto s = graph::Session::Create(std::make_shared<graph::Model>(m));
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    std::vector<Tensor> out;
+    ASSERT_TRUE((*s)->Run({{"y", y}, {"dy", dy}}, &out).ok());
+    EXPECT_EQ(CompareTensors(out[1], out[0], 0, 0), "") << "k=" << k;
   }
 }
 

@@ -1,14 +1,24 @@
 // train: the fit loop on small synthetic data (loss goes down, one compiled plan, determinism, bitwise resume
 // mid-epoch), callbacks against the Keras rules, several outputs with auxiliary losses.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <random>
+#include <thread>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "core/file_util.h"
 #include "core/random.h"
 #include "strata/train.h"
+
+extern char** environ;
 
 namespace strata::train {
 namespace {
@@ -158,6 +168,37 @@ TEST(TrainerTest, ResumeMidEpochIsBitwiseIdentical) {
   EXPECT_TRUE(SameBits(full->weights(), resumed->weights()));
 }
 
+// Vertical vs horizontal bars in 8x8 images: a conv/pool/dense model (NHWC in, NCHW Conv/MaxPool inside) learns it.
+TEST(TrainerTest, SmallCnnLearnsBars) {
+  Rng rng(7);
+  const int n = 256;
+  Tensor x = Tensor::Zeros(DType::kFloat32, Shape{n, 8, 8, 1});
+  Tensor y = Tensor::Empty(DType::kInt64, Shape{n});
+  for (int i = 0; i < n; ++i) {
+    const int label = static_cast<int>(rng.Below(2));
+    const int pos = static_cast<int>(rng.Below(8));
+    y.data<int64_t>()[i] = label;
+    for (int k = 0; k < 8; ++k) {
+      const int h = label ? pos : k, w = label ? k : pos;
+      x.data<float>()[(i * 8 + h) * 8 + w] = 1.0f;
+    }
+    for (int k = 0; k < 64; ++k) x.data<float>()[i * 64 + k] += 0.1f * rng.Normal();
+  }
+  auto in = nn::Input({8, 8, 1}, "x");
+  auto h = nn::Conv2D(4, 3, {.padding = "same", .activation = "relu"})(in);
+  h = nn::MaxPooling2D(2)(h);
+  h = nn::Flatten()(h);
+  auto logits = nn::Dense(2)(h);
+  nn::Model model({in}, {{"logits", logits}}, "bars");
+  auto t = *Trainer::Create(&model, Compile("adam", 0.02), {.seed = 1});
+  auto ds = data::Dataset::FromTensorSlices({{"x", x}, {"label", y}}).Shuffle(n, {.seed = 2}).Batch(32);
+  auto hist = t->Fit(ds, {.epochs = 4, .verbose = 0});
+  ASSERT_TRUE(hist.ok()) << hist.status().ToString();
+  EXPECT_LT(hist->history.at("loss").back(), 0.5 * hist->history.at("loss").front());
+  EXPECT_GT(hist->history.at("accuracy").back(), 0.95);
+  EXPECT_EQ(t->train_stats().plan_cache_misses, 1);
+}
+
 TEST(TrainerTest, StateMismatchListsEveryDifference) {
   auto model = Mlp();
   auto t = *Trainer::Create(model.get(), Compile());
@@ -205,6 +246,93 @@ TEST(TrainerTest, InputDtypeMismatchExplains) {
   auto h = t->Fit(data::Dataset::FromTensorSlices(data).Batch(2), {.verbose = 0});
   ASSERT_FALSE(h.ok());
   EXPECT_NE(h.status().message().find("model input 'x' expects float32"), std::string::npos) << h.status().message();
+}
+
+// ---- SIGKILL at a random moment, then resume: bitwise identical to an uninterrupted run ----
+
+data::Dataset KillData() { return TrainData(600, 8); }  // 75 steps per epoch
+
+// The child half: trains with BackupAndRestore saving every step (and restoring what an earlier child left).
+TEST(KillAndResumeTest, ChildTrains) {
+  const char* dir = std::getenv("STRATA_KILL_CHILD_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "the child of KillAndResumeTest.SigkillAnywhereThenResume";
+  auto model = Mlp(0.3);
+  auto t = *Trainer::Create(model.get(), Compile(), {.seed = 21, .deterministic = true});
+  ASSERT_TRUE(t->Fit(KillData(), {.epochs = 3, .verbose = 0, .callbacks = {BackupAndRestore(dir, 1, false)}}).ok());
+}
+
+TEST(KillAndResumeTest, SigkillAnywhereThenResume) {
+  if (std::getenv("STRATA_KILL_CHILD_DIR") != nullptr) GTEST_SKIP();
+  auto reference = Mlp(0.3);
+  auto t_ref = *Trainer::Create(reference.get(), Compile(), {.seed = 21, .deterministic = true});
+  ASSERT_TRUE(t_ref->Fit(KillData(), {.epochs = 3, .verbose = 0}).ok());
+
+  const std::string dir = ::testing::TempDir() + "/kill_resume_" + std::to_string(getpid());
+  ASSERT_TRUE(DeleteTrainingStates(dir).ok());
+  std::mt19937 gen(std::random_device{}());
+  std::vector<int64_t> killed_at;
+  for (int round = 0; round < 3; ++round) {
+    const std::string env_var = "STRATA_KILL_CHILD_DIR=" + dir;
+    std::vector<char*> env;
+    for (char** e = environ; *e; ++e) env.push_back(*e);
+    env.push_back(const_cast<char*>(env_var.c_str()));
+    env.push_back(nullptr);
+    std::string self = "/proc/self/exe", filter = "--gtest_filter=KillAndResumeTest.ChildTrains";
+    char* argv[] = {self.data(), filter.data(), nullptr};
+    pid_t pid = 0;
+    ASSERT_EQ(posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, env.data()), 0);
+    // Wait for the first checkpoint of this child (or its end), then kill it at a random moment.
+    const auto start = std::chrono::steady_clock::now();
+    int status = 0;
+    bool exited = false;
+    const std::string before = FileExists(dir + "/latest") ? *ReadFile(dir + "/latest") : std::string();
+    while (std::chrono::steady_clock::now() - start < std::chrono::seconds(120)) {
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        exited = true;
+        break;
+      }
+      if (FileExists(dir + "/latest") && *ReadFile(dir + "/latest") != before) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (exited) break;  // it finished before the kill: nothing left to interrupt
+    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 150000)(gen)));
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    auto s = LoadLatestTrainingState(dir);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();  // whole, CRCs verified, whenever the kill landed
+    if (*s) killed_at.push_back((*s)->iterations);
+  }
+  SCOPED_TRACE(StrCat("children killed after steps ", killed_at, " of 225"));
+  EXPECT_FALSE(killed_at.empty());
+  // Resume in this process from whatever the last child left, with a model built from another seed.
+  auto resumed = Mlp(0.3);
+  auto t = *Trainer::Create(resumed.get(), Compile(), {.seed = 5, .deterministic = true});
+  ASSERT_TRUE(t->Fit(KillData(), {.epochs = 3, .verbose = 0, .callbacks = {BackupAndRestore(dir, 1, true)}}).ok());
+  EXPECT_EQ(t->iterations(), t_ref->iterations());
+  EXPECT_TRUE(SameBits(reference->weights(), resumed->weights()));
+  auto left = LoadLatestTrainingState(dir);
+  ASSERT_TRUE(left.ok());
+  EXPECT_FALSE(left->has_value());  // delete_checkpoint removed the backups after the normal end
+}
+
+TEST(CheckpointTest, CorruptTensorFailsItsCrc) {
+  auto model = Mlp();
+  auto t = *Trainer::Create(model.get(), Compile());
+  const std::string dir = ::testing::TempDir() + "/crc_" + std::to_string(getpid());
+  ASSERT_TRUE(SaveTrainingState(dir, t->GetState()).ok());
+  auto s = LoadLatestTrainingState(dir);
+  ASSERT_TRUE(s.ok() && s->has_value());
+  EXPECT_TRUE(SameBits((*s)->weights, t->GetState().weights));
+  EXPECT_EQ((*s)->slots.size(), 8u);  // Adam m and v of 4 variables
+  // Flip a byte inside the data of the first tensor file.
+  const std::string file = dir + "/ckpt-0/t0.pb";
+  std::string bytes = *ReadFile(file);
+  bytes[bytes.size() - 3] ^= 0x40;
+  ASSERT_TRUE(WriteFileAtomic(file, bytes).ok());
+  auto bad = LoadLatestTrainingState(dir);
+  EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(bad.status().message().find("CRC32C"), std::string::npos) << bad.status().message();
+  ASSERT_TRUE(DeleteTrainingStates(dir).ok());
 }
 
 // ---- callbacks against the Keras rules ----

@@ -1,7 +1,8 @@
 // strata.MaxPoolGrad(dY, X) -> dX, with MaxPool's attributes (kernel_shape, strides, pads, auto_pad, dilations,
 // ceil_mode): the gradient of MaxPool. Each output's gradient is added to the first maximum of its window (the
 // element MaxPool picked; NaN never wins), so overlapping windows accumulate. float32/float64, 1-3 spatial dims,
-// parallel over (n, c) planes.
+// parallel over (n, c) planes. With relu_input=1, X is a Relu output and the result is also Relu's gradient
+// (ReluGrad(MaxPoolGrad(dY, X), X)): windows whose maximum is not positive pass nothing. The trainer fuses that pair.
 #include <limits>
 
 #include "core/parallel.h"
@@ -26,7 +27,7 @@ inline bool Takes(T v, T m) {
 
 // 2-D windows without dilation (the common case): direct bounds, no tap bookkeeping.
 template <typename T>
-void Plane2D(const T* x, const T* dy, T* dx, const nn::Geometry3& g) {
+void Plane2D(const T* x, const T* dy, T* dx, const nn::Geometry3& g, bool relu) {
   const int64_t H = g.in[1], W = g.in[2];
   for (int64_t oh = 0; oh < g.out[1]; ++oh) {
     const int64_t hs = oh * g.stride[1] - g.pad_begin[1];
@@ -45,14 +46,14 @@ void Plane2D(const T* x, const T* dy, T* dx, const nn::Geometry3& g) {
           best = take ? h * W + w : best;
           best_v = take ? v : best_v;
         }
-      dx[best] += dy[oh * g.out[2] + ow];
+      if (!relu || best_v > T(0)) dx[best] += dy[oh * g.out[2] + ow];
     }
   }
 }
 
 // 2x2 windows, stride 2, no padding (the usual pool): disjoint windows, four taps unrolled.
 template <typename T>
-void Plane2x2(const T* x, const T* dy, T* dx, const nn::Geometry3& g) {
+void Plane2x2(const T* x, const T* dy, T* dx, const nn::Geometry3& g, bool relu) {
   const int64_t W = g.in[2];
   for (int64_t oh = 0; oh < g.out[1]; ++oh)
     for (int64_t ow = 0; ow < g.out[2]; ++ow) {
@@ -66,21 +67,21 @@ void Plane2x2(const T* x, const T* dy, T* dx, const nn::Geometry3& g) {
         best = take ? t : best;
         m = take ? v : m;
       }
-      dx[best] += dy[oh * g.out[2] + ow];
+      if (!relu || m > T(0)) dx[best] += dy[oh * g.out[2] + ow];
     }
 }
 
 template <typename T>
-void Plane(const T* x, const T* dy, T* dx, const nn::Geometry3& g) {
+void Plane(const T* x, const T* dy, T* dx, const nn::Geometry3& g, bool relu) {
   std::fill(dx, dx + g.in_size(), T(0));
   if (g.in[0] == 1 && g.out[0] == 1 && g.kernel[1] == 2 && g.kernel[2] == 2 && g.stride[1] == 2 && g.stride[2] == 2 &&
       g.dilation[1] == 1 && g.dilation[2] == 1 && g.pad_begin[1] == 0 && g.pad_begin[2] == 0 &&
       2 * g.out[1] <= g.in[1] && 2 * g.out[2] <= g.in[2]) {
-    Plane2x2(x, dy, dx, g);
+    Plane2x2(x, dy, dx, g, relu);
     return;
   }
   if (g.in[0] == 1 && g.out[0] == 1 && g.kernel[0] == 1 && g.dilation[1] == 1 && g.dilation[2] == 1) {
-    Plane2D(x, dy, dx, g);
+    Plane2D(x, dy, dx, g, relu);
     return;
   }
   for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
@@ -102,7 +103,7 @@ void Plane(const T* x, const T* dy, T* dx, const nn::Geometry3& g) {
               const T v = x[i];
               if (best < 0 || v > best_v || (best_v != best_v && v == v)) best = i, best_v = v;
             }
-        if (best >= 0) dx[best] += dy[(o0 * g.out[1] + o1) * g.out[2] + o2];
+        if (best >= 0 && (!relu || best_v > T(0))) dx[best] += dy[(o0 * g.out[1] + o1) * g.out[2] + o2];
       }
 }
 
@@ -116,6 +117,7 @@ Status MaxPoolGradCompute(KernelContext& ctx) {
                      dy.TypeString());
   STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, x.dtype(), x.shape()));
   const int64_t planes = x.dim(0) * x.dim(1);
+  const bool relu = ctx.node().GetInt("relu_input", 0) != 0;
   return DispatchFloat(x.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -124,7 +126,7 @@ Status MaxPoolGradCompute(KernelContext& ctx) {
       T* pdx = dx->data<T>();
       ParallelFor(planes, 1, [&](int64_t b, int64_t e) {
         for (int64_t p = b; p < e; ++p)
-          Plane<T>(px + p * g.in_size(), pdy + p * g.out_size(), pdx + p * g.in_size(), g);
+          Plane<T>(px + p * g.in_size(), pdy + p * g.out_size(), pdx + p * g.in_size(), g, relu);
       });
       return Status::OK();
     }
