@@ -212,6 +212,42 @@ TEST(LayerTest, ActivationsBatchNormGapAndEmbedding) {
   EXPECT_EQ(out[0].data<float>()[0], em.weights().at("embedding/embeddings").data<float>()[8]);
 }
 
+// A custom layer: its weight's shape comes from the input spec in Build(), its IR from Call().
+class ScaleLayer final : public Layer {
+ public:
+  ScaleLayer() : Layer("Scale", "") {}
+  Status Build(const std::vector<TensorSpec>& inputs) override {
+    AddWeight("scale", {inputs[0].shape.back()}, Initializer::Constant(2.0));
+    return Status::OK();
+  }
+  StatusOr<std::vector<Value>> Call(CallContext& ctx, const std::vector<Value>& in) override {
+    STRATA_ASSIGN_OR_RETURN(std::string x, ctx.ChannelsLast(in[0]));
+    return std::vector<Value>{{ctx.Emit1("Mul", {x, ctx.Weight("scale")}), false}};
+  }
+};
+
+TEST(LayerTest, CustomLayerBuildsWeightsFromTheInputSpec) {
+  auto in = Input({3}, "x");
+  auto y = Custom(std::make_shared<ScaleLayer>())(in);
+  Model m(in, y);
+  ASSERT_TRUE(m.Build().ok());
+  EXPECT_EQ(m.weight_specs()[0].name, "scale/scale");
+  EXPECT_EQ(m.weight_specs()[0].shape, (Shape{3}));
+  auto session = *graph::Session::Create(std::make_shared<graph::Model>(*m.InferenceModel()));
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({{"x", Tensor::FromVector<float>({1, 2, 3}, Shape{1, 3})}}, &out).ok());
+  EXPECT_EQ(out[0].ToVector<float>(), (std::vector<float>{2, 4, 6}));
+}
+
+TEST(ModelTest, SequentialChainsLayers) {
+  auto m = Sequential({4}, {Dense(8, {.activation = "relu"}), Dropout(0.5), Dense(2, {.activation = "softmax"})});
+  ASSERT_TRUE(m->Build().ok());
+  EXPECT_EQ(m->input_names(), (std::vector<std::string>{"input"}));
+  EXPECT_EQ(m->output_names(), (std::vector<std::string>{"output"}));
+  EXPECT_EQ(m->CountParams(), 4 * 8 + 8 + 8 * 2 + 2);
+  EXPECT_NE(m->Summary()->find("Model: \"sequential\""), std::string::npos);
+}
+
 TEST(LossMetricTest, MetricsFollowKeras) {
   auto acc = *MakeMetric("accuracy", Loss::SparseCategoricalCrossentropy(true));
   ASSERT_TRUE(acc->Update(Tensor::FromVector<int64_t>({0, 2}), Tensor::FromVector<float>({0.9f, 0.1f, 0.0f, 0.2f, 0.5f, 0.3f}, Shape{2, 3})).ok());
