@@ -27,5 +27,9 @@ void AddBenchCommand(CLI::App& app);
 void AddInspectCommand(CLI::App& app);
 void AddServeCommand(CLI::App& app);
 void AddDataCommand(CLI::App& app);
+void AddTrainCommand(CLI::App& app);
+void AddEvalCommand(CLI::App& app);
+void AddExportCommand(CLI::App& app);
+void AddTrainBenchCommand(CLI::App& app);
 
 }  // namespace strata::cli

@@ -42,6 +42,10 @@ int main(int argc, char** argv) {
   AddServeCommand(app);
   AddConformanceCommand(app);
   AddDataCommand(app);
+  AddTrainCommand(app);
+  AddEvalCommand(app);
+  AddExportCommand(app);
+  AddTrainBenchCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

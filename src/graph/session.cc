@@ -47,7 +47,14 @@ std::string PlanKey(const std::vector<std::pair<std::string, Shape>>& shapes) {
 
 }  // namespace
 
-Session::~Session() = default;
+Session::~Session() {
+  // Results handed to callers were allocated by this session's allocator and may outlive the session (a trainer's
+  // updated weights, a prediction): their buffers free through the allocator later, so it must stay alive. It is a
+  // small object whose base is the process-wide allocator; leaving it behind is the price of safe results.
+  if (!impl_) return;
+  impl_->plans.clear();  // arenas go back first
+  if (impl_->alloc && impl_->alloc->bytes_in_use() > 0) static_cast<void>(impl_->alloc.release());
+}
 
 StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Model> model, SessionOptions options) {
   std::unique_ptr<Session> s(new Session());

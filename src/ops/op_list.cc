@@ -390,6 +390,33 @@ static void RegisterTensorFamily(OpRegistry* r) {
   RegisterUpsample(r);
 }
 
+// ---- train: strata-domain training ops (defs/train) ----
+void RegisterAdamUpdate(OpRegistry* r);
+void RegisterGlobalNorm(OpRegistry* r);
+void RegisterRMSpropUpdate(OpRegistry* r);
+void RegisterRegressionLoss(OpRegistry* r);
+void RegisterRegressionLossGrad(OpRegistry* r);
+void RegisterSGDUpdate(OpRegistry* r);
+void RegisterSeededDropout(OpRegistry* r);
+void RegisterSigmoidCrossEntropyWithLogits(OpRegistry* r);
+void RegisterSigmoidCrossEntropyWithLogitsGrad(OpRegistry* r);
+void RegisterSoftmaxCrossEntropyWithLogits(OpRegistry* r);
+void RegisterSoftmaxCrossEntropyWithLogitsGrad(OpRegistry* r);
+
+static void RegisterTrainFamily(OpRegistry* r) {
+  RegisterAdamUpdate(r);
+  RegisterGlobalNorm(r);
+  RegisterRMSpropUpdate(r);
+  RegisterRegressionLoss(r);
+  RegisterRegressionLossGrad(r);
+  RegisterSGDUpdate(r);
+  RegisterSeededDropout(r);
+  RegisterSigmoidCrossEntropyWithLogits(r);
+  RegisterSigmoidCrossEntropyWithLogitsGrad(r);
+  RegisterSoftmaxCrossEntropyWithLogits(r);
+  RegisterSoftmaxCrossEntropyWithLogitsGrad(r);
+}
+
 // ---- control flow (defs/control) ----
 void RegisterIf(OpRegistry* r);
 void RegisterLoop(OpRegistry* r);
@@ -497,6 +524,7 @@ void RegisterAllOps(OpRegistry* r) {
   RegisterTensorFamily(r);
   RegisterTextFamily(r);
   RegisterVisionFamily(r);
+  RegisterTrainFamily(r);
 }
 
 }  // namespace strata::ops

@@ -89,6 +89,14 @@ Status ReshapeCompute(KernelContext& ctx) {
   return Status::OK();
 }
 
+// dX = Reshape(dY, Shape(X)).
+Status ReshapeGrad(GradContext& ctx) {
+  if (!ctx.needs_input_grad(0)) return Status::OK();
+  const std::string shape = Emit1(ctx, "Shape", {ctx.node().inputs[0]});
+  ctx.SetInputGrad(0, Emit1(ctx, "Reshape", {ctx.output_grad(0), shape}));
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterReshape(OpRegistry* r) {
@@ -99,6 +107,7 @@ void RegisterReshape(OpRegistry* r) {
   s.max_inputs = 2;
   s.infer = ReshapeInfer;
   s.reference = ReshapeCompute;
+  s.grad = ReshapeGrad;
   s.view_input = 0;
   s.grad = ReshapeBackGrad;
   r->Add(std::move(s));

@@ -66,7 +66,32 @@ void PermuteCopy(const S* src, const Shape& src_shape, const std::vector<int>& p
     out_shape.PushBack(src_shape[p]);
     strides.push_back(src_shape[p] == 1 ? 0 : src_strides[p]);
   }
-  StridedGather(src, 0, strides, out_shape, dst);
+  // Rows of the innermost output dimension: a copy loop (memcpy when it is contiguous in the source), the outer
+  // index advanced incrementally (no per-element index arithmetic).
+  const int r = out_shape.rank();
+  const int64_t total = out_shape.NumElements();
+  if (r == 0 || total == 0) {
+    if (total == 1) dst[0] = src[0];
+    return;
+  }
+  const int64_t inner = out_shape[r - 1], step = strides[r - 1];
+  std::vector<int64_t> idx(r, 0);
+  int64_t base = 0;
+  for (int64_t o = 0; o < total; o += inner) {
+    S* d = dst + o;
+    const S* s = src + base;
+    if (step == 1) {
+      std::memcpy(static_cast<void*>(d), static_cast<const void*>(s), static_cast<size_t>(inner) * sizeof(S));
+    } else {
+      for (int64_t j = 0; j < inner; ++j) d[j] = s[j * step];
+    }
+    for (int k = r - 2; k >= 0; --k) {
+      base += strides[k];
+      if (++idx[k] < out_shape[k]) break;
+      base -= strides[k] * out_shape[k];
+      idx[k] = 0;
+    }
+  }
 }
 
 // Copies all elements of `src` into `dst` (same dtype, same element count).

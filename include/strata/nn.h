@@ -1,0 +1,416 @@
+// nn: a Keras-like model API over the strata IR. Layers are called on symbolic tensors (the Functional API);
+// a Model collects them, builds their weights (Keras-default initializers) and emits ONNX-semantics graphs for
+// inference, training (forward + loss; the trainer adds the backward pass and the updates) and export.
+//
+//   auto in = nn::Input({28, 28, 1}, "input_image");
+//   auto x = nn::Conv2D(32, 3, {.activation = "relu"})(in);
+//   x = nn::MaxPooling2D(2)(x);
+//   x = nn::Flatten()(x);
+//   auto logits = nn::Dense(10)(x);
+//   nn::Model model({in}, {{"logits", logits}});
+//   STRATA_RETURN_IF_ERROR(model.Build(/*seed=*/0));
+//   std::cout << *model.Summary();
+//
+// Layout: the API is channels-last (NHWC) like Keras, and weights keep Keras layouts (Conv2D kernel (kh, kw, in,
+// out)). Inside the graph, conv/pool/batch-norm run on ONNX's NCHW ops: a value carries its physical layout and is
+// transposed only where a layer needs the other one (once after the input, once before Flatten), so a conv stack
+// costs two activation transposes. Flatten flattens in NHWC order, as Keras does.
+//
+// Errors: calling layers records the first error; Model::Build() returns it with the layer as context.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "strata/graph.h"
+#include "strata/status.h"
+#include "strata/tensor.h"
+
+namespace strata {
+class Rng;
+}
+
+namespace strata::nn {
+
+// A Keras shape: batch first, -1 for an unknown dimension (the batch).
+struct TensorSpec {
+  std::vector<int64_t> shape;
+  DType dtype = DType::kFloat32;
+  int rank() const { return static_cast<int>(shape.size()); }
+  // "(None, 26, 26, 32)", as Keras prints it.
+  std::string ToString() const;
+};
+
+// ---- initializers (specs/tf-formats.md §6.1) ----
+
+struct Initializer {
+  enum class Kind {
+    kZeros, kOnes, kConstant, kGlorotUniform, kGlorotNormal, kHeNormal, kHeUniform, kLecunNormal, kLecunUniform,
+    kRandomNormal, kRandomUniform
+  };
+  Kind kind = Kind::kGlorotUniform;
+  double value = 0;                         // kConstant
+  double mean = 0, stddev = 0.05;           // kRandomNormal
+  double minval = -0.05, maxval = 0.05;     // kRandomUniform
+
+  static Initializer Zeros() { return {Kind::kZeros}; }
+  static Initializer Ones() { return {Kind::kOnes}; }
+  static Initializer Constant(double v) { return {Kind::kConstant, v}; }
+  static Initializer GlorotUniform() { return {Kind::kGlorotUniform}; }
+  static Initializer HeNormal() { return {Kind::kHeNormal}; }
+  // "zeros", "ones", "glorot_uniform", "glorot_normal", "he_normal", "he_uniform", "lecun_normal", "lecun_uniform",
+  // "random_normal", "random_uniform".
+  static StatusOr<Initializer> FromName(std::string_view name);
+
+  // Fans as Keras computes them: rank 2 (in, out); conv (kh, kw, in, out): receptive field times in / out; rank 1:
+  // both the size.
+  static std::pair<double, double> Fans(const Shape& shape);
+  // A float32 tensor drawn from `rng` (truncated normals re-draw outside +-2 sigma).
+  Tensor Make(const Shape& shape, Rng& rng) const;
+};
+
+struct WeightSpec {
+  std::string name;  // "<layer>/<weight>", e.g. "conv2d/kernel", "batch_normalization/moving_mean"
+  Shape shape;
+  DType dtype = DType::kFloat32;
+  Initializer init;
+  bool trainable = true;
+};
+
+// ---- emitting IR from a layer ----
+
+// A value flowing between layers while a graph is emitted: an IR value name and its physical layout.
+struct Value {
+  std::string name;
+  bool channels_first = false;  // physically N,C,spatial... for a logical N,spatial...,C value
+};
+
+class CallContext {
+ public:
+  virtual ~CallContext() = default;
+  virtual bool training() const = 0;
+  // The IR value of this layer's weight `local` ("kernel").
+  virtual std::string Weight(std::string_view local) = 0;
+  // Adds a node and returns its outputs (names derived from the layer name).
+  virtual std::vector<std::string> Emit(std::string_view op, std::vector<std::string> inputs,
+                                        graph::AttributeMap attrs = {}, int num_outputs = 1,
+                                        std::string_view domain = "") = 0;
+  std::string Emit1(std::string_view op, std::vector<std::string> inputs, graph::AttributeMap attrs = {},
+                    std::string_view domain = "") {
+    return Emit(op, std::move(inputs), std::move(attrs), 1, domain)[0];
+  }
+  virtual std::string Constant(Tensor value) = 0;
+  std::string ConstInts(std::vector<int64_t> v);
+  // Physical type of an emitted value (graph shape inference).
+  virtual StatusOr<TensorSpec> PhysicalSpec(const std::string& value) = 0;
+  // Logical (Keras, channels-last) spec of a value.
+  StatusOr<TensorSpec> SpecOf(const Value& v);
+  // The value in channels-last / channels-first physical layout (a Transpose when it is not already).
+  StatusOr<std::string> ChannelsLast(const Value& v);
+  StatusOr<std::string> ChannelsFirst(const Value& v);
+  // Declares the new value of a non-trainable weight (batch-norm moving statistics) after a training step.
+  virtual void UpdateState(std::string_view local, std::string new_value) = 0;
+  // An int64 scalar that changes every training step (seeds SeededDropout).
+  virtual std::string StepSeed() = 0;
+  virtual const std::string& layer_name() const = 0;
+};
+
+// ---- layers ----
+
+namespace internal {
+struct CallNode;
+}
+class Layer;
+
+// A symbolic tensor: output `index` of one layer call.
+class KerasTensor {
+ public:
+  KerasTensor() = default;
+  bool defined() const { return node_ != nullptr; }
+  const std::shared_ptr<internal::CallNode>& node() const { return node_; }
+  int index() const { return index_; }
+
+ private:
+  friend class LayerRef;
+  friend KerasTensor Input(std::vector<int64_t>, std::string, DType);
+  KerasTensor(std::shared_ptr<internal::CallNode> node, int index) : node_(std::move(node)), index_(index) {}
+  std::shared_ptr<internal::CallNode> node_;
+  int index_ = 0;
+};
+
+class Layer {
+ public:
+  Layer(std::string type, std::string name) : type_(std::move(type)), name_(std::move(name)) {}
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  // "Dense", "Conv2D", ... (the Keras class name).
+  const std::string& type() const { return type_; }
+  // Unique within a model; empty until the model names it ("dense", "dense_1", ... like Keras).
+  const std::string& name() const { return name_; }
+  void set_name(std::string n) { name_ = std::move(n); }
+  bool trainable() const { return trainable_; }
+  void set_trainable(bool t) { trainable_ = t; }
+  virtual int num_outputs() const { return 1; }
+
+  // Declares the weights from the logical input specs (Keras build()). Called once, before the first Call.
+  virtual Status Build(const std::vector<TensorSpec>& inputs) { return Status::OK(); }
+  // Emits the IR of one call.
+  virtual StatusOr<std::vector<Value>> Call(CallContext& ctx, const std::vector<Value>& inputs) = 0;
+
+  const std::vector<WeightSpec>& weights() const { return weights_; }
+  bool built() const { return built_; }
+  void set_built() { built_ = true; }
+
+ protected:
+  // Declares weight "<name>/<local>" (from Build). Non-trainable layers make every weight non-trainable.
+  void AddWeight(std::string local, std::vector<int64_t> shape, Initializer init, bool trainable = true);
+
+ private:
+  std::string type_;
+  std::string name_;
+  bool trainable_ = true;
+  bool built_ = false;
+  std::vector<WeightSpec> weights_;
+};
+
+// A shared handle to a layer that can be called on symbolic tensors (calling a layer twice shares its weights).
+class LayerRef {
+ public:
+  LayerRef() = default;
+  explicit LayerRef(std::shared_ptr<Layer> layer) : layer_(std::move(layer)) {}
+  KerasTensor operator()(const KerasTensor& x) const { return Call({x})[0]; }
+  KerasTensor operator()(const std::vector<KerasTensor>& xs) const { return Call(xs)[0]; }
+  // Every output of a call.
+  std::vector<KerasTensor> Call(const std::vector<KerasTensor>& xs) const;
+  Layer* get() const { return layer_.get(); }
+  Layer* operator->() const { return layer_.get(); }
+  const std::shared_ptr<Layer>& ptr() const { return layer_; }
+
+ private:
+  std::shared_ptr<Layer> layer_;
+};
+
+// Wraps a user layer: nn::Custom(std::make_shared<MyLayer>(...)).
+inline LayerRef Custom(std::shared_ptr<Layer> layer) { return LayerRef(std::move(layer)); }
+
+// A model input: `shape` without the batch dimension; `name` is the IR/serving input name.
+KerasTensor Input(std::vector<int64_t> shape, std::string name = "input", DType dtype = DType::kFloat32);
+
+struct DenseOptions {
+  std::string activation;  // "" = linear; see Activation
+  bool use_bias = true;
+  std::string kernel_initializer = "glorot_uniform";
+  std::string bias_initializer = "zeros";
+  std::string name;
+};
+LayerRef Dense(int64_t units, DenseOptions options = {});
+
+struct Conv2DOptions {
+  std::vector<int64_t> strides = {1, 1};
+  std::string padding = "valid";  // "valid" | "same" (the extra pixel goes bottom/right, as Keras)
+  std::vector<int64_t> dilation_rate = {1, 1};
+  int64_t groups = 1;
+  std::string activation;
+  bool use_bias = true;
+  std::string kernel_initializer = "glorot_uniform";
+  std::string bias_initializer = "zeros";
+  std::string name;
+};
+LayerRef Conv2D(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions options = {});
+inline LayerRef Conv2D(int64_t filters, int64_t k, Conv2DOptions options = {}) {
+  return Conv2D(filters, std::vector<int64_t>{k, k}, std::move(options));
+}
+// Kernel (kh, kw, in, depth_multiplier), as Keras.
+LayerRef DepthwiseConv2D(std::vector<int64_t> kernel_size, int64_t depth_multiplier = 1, Conv2DOptions options = {});
+
+struct PoolOptions {
+  std::vector<int64_t> strides;  // empty = pool_size
+  std::string padding = "valid";
+  std::string name;
+};
+LayerRef MaxPooling2D(std::vector<int64_t> pool_size = {2, 2}, PoolOptions options = {});
+inline LayerRef MaxPooling2D(int64_t p, PoolOptions options = {}) { return MaxPooling2D({p, p}, std::move(options)); }
+LayerRef AveragePooling2D(std::vector<int64_t> pool_size = {2, 2}, PoolOptions options = {});
+LayerRef GlobalAveragePooling2D(std::string name = "");
+
+struct BatchNormOptions {
+  double momentum = 0.99;
+  double epsilon = 1e-3;
+  bool center = true;
+  bool scale = true;
+  std::string name;
+};
+// Channels axis (-1). Training normalises with the batch statistics and updates the moving ones with the biased
+// batch variance (Keras 3 semantics); inference and trainable=false layers use the moving statistics.
+LayerRef BatchNormalization(BatchNormOptions options = {});
+LayerRef LayerNormalization(double epsilon = 1e-3, std::string name = "");
+// Inverted dropout in training (SeededDropout, a new mask per step); the identity otherwise.
+LayerRef Dropout(double rate, std::string name = "");
+LayerRef Flatten(std::string name = "");
+// Target shape without the batch dimension (-1 allowed once).
+LayerRef Reshape(std::vector<int64_t> target_shape, std::string name = "");
+LayerRef Concatenate(int64_t axis = -1, std::string name = "");
+LayerRef Add(std::string name = "");
+LayerRef Multiply(std::string name = "");
+// relu, sigmoid, tanh, softmax, gelu (erf form), silu (swish), hard_swish, linear.
+LayerRef Activation(std::string activation, std::string name = "");
+// int inputs -> float vectors of output_dim (uniform(-0.05, 0.05) init, Keras's default).
+LayerRef Embedding(int64_t input_dim, int64_t output_dim, std::string name = "");
+
+// Emits `activation` on a value (shared by Dense/Conv2D/Activation). "" and "linear" return the input.
+StatusOr<std::string> EmitActivation(CallContext& ctx, const std::string& activation, const std::string& x,
+                                     bool channels_first);
+
+// ---- models ----
+
+struct ModelOutput {
+  std::string name;  // the IR output name, e.g. "logits", "features"
+  KerasTensor tensor;
+};
+
+struct GraphOptions {
+  bool training = false;
+  // true: weights are graph inputs named like the weights (the trainer feeds them each step);
+  // false: weights are initializers holding the current values (export, standalone inference).
+  bool weights_as_inputs = true;
+  std::string seed_input = "strata/step_seed";  // int64 scalar input, present when some layer needs it
+};
+
+struct ForwardGraph {
+  graph::Graph graph;
+  std::vector<std::string> weight_inputs;         // weight names fed as inputs (weights_as_inputs)
+  std::map<std::string, std::string> state_updates;  // non-trainable weight -> IR value after this step
+  std::vector<std::pair<std::string, double>> aux_losses;  // IR scalar values added to the loss, with weights
+  bool uses_step_seed = false;
+};
+
+class Model {
+ public:
+  Model(std::vector<KerasTensor> inputs, std::vector<ModelOutput> outputs, std::string name = "model");
+  Model(KerasTensor input, KerasTensor output, std::string name = "model");
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+  Model(Model&&) noexcept;
+  ~Model();
+
+  // Names the layers, builds them in topological order from the inferred input specs and initialises every weight
+  // (deterministically from `seed` and the weight's name). Returns the first model-building error with the layer
+  // as context. Idempotent.
+  Status Build(uint64_t seed = 0);
+  bool built() const;
+  const std::string& name() const;
+
+  // An auxiliary loss: a scalar output of some layer, added to the compiled loss times `weight`.
+  void AddLoss(KerasTensor scalar, double weight = 1.0);
+
+  const std::vector<std::string>& input_names() const;
+  const std::vector<TensorSpec>& input_specs() const;
+  const std::vector<std::string>& output_names() const;
+  // Every layer, topologically sorted (after Build).
+  std::vector<Layer*> layers() const;
+  // Every weight, in creation order; and the current values by name.
+  const std::vector<WeightSpec>& weight_specs() const;
+  const std::map<std::string, Tensor>& weights() const;
+  StatusOr<Tensor> GetWeight(const std::string& name) const;
+  // Replaces values (names, dtypes and shapes must match; InvalidArgument lists every difference).
+  Status SetWeights(const std::map<std::string, Tensor>& values);
+  int64_t CountParams(bool trainable_only = false) const;
+
+  StatusOr<ForwardGraph> BuildGraph(const GraphOptions& options) const;
+  // A standalone inference model (weights as initializers): for export and Predict outside the trainer.
+  StatusOr<graph::Model> InferenceModel() const;
+
+  // Keras-style table: layer (type), output shape, params; totals.
+  StatusOr<std::string> Summary() const;
+  // Graphviz of the layer graph.
+  StatusOr<std::string> ToDot() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Keras Sequential: Input(input_shape) followed by the layers; one output named `output_name`.
+std::unique_ptr<Model> Sequential(std::vector<int64_t> input_shape, std::vector<LayerRef> layers,
+                                  std::string name = "sequential", std::string input_name = "input",
+                                  std::string output_name = "output");
+
+// ---- model zoo ----
+
+// "mlp": Flatten, Dense 256 relu, Dense 128 relu, Dense num_classes (the 784-256-128-10 MLP of the PyTorch peer);
+// "cnn_small": Conv 32 3x3 relu, MaxPool 2, Conv 64 3x3 relu, MaxPool 2, Flatten, Dense 128 relu, Dropout 0.25,
+// Dense num_classes. One input "input_image" of `input_shape` (H, W, C), one output "logits".
+StatusOr<std::unique_ptr<Model>> ZooModel(std::string_view name, std::vector<int64_t> input_shape,
+                                          int64_t num_classes);
+std::vector<std::string> ZooModelNames();
+
+// ---- losses (emitted into the training graph) ----
+
+struct Loss {
+  enum class Kind {
+    kSparseCategoricalCrossentropy, kCategoricalCrossentropy, kBinaryCrossentropy, kMeanSquaredError,
+    kMeanAbsoluteError, kHuber
+  };
+  Kind kind = Kind::kSparseCategoricalCrossentropy;
+  bool from_logits = false;  // Keras's default
+  double delta = 1.0;        // Huber
+
+  static Loss SparseCategoricalCrossentropy(bool from_logits = false) { return {Kind::kSparseCategoricalCrossentropy, from_logits}; }
+  static Loss CategoricalCrossentropy(bool from_logits = false) { return {Kind::kCategoricalCrossentropy, from_logits}; }
+  static Loss BinaryCrossentropy(bool from_logits = false) { return {Kind::kBinaryCrossentropy, from_logits}; }
+  static Loss MeanSquaredError() { return {Kind::kMeanSquaredError}; }
+  static Loss MeanAbsoluteError() { return {Kind::kMeanAbsoluteError}; }
+  static Loss Huber(double delta = 1.0) { return {Kind::kHuber, false, delta}; }
+  // Keras names: "sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy", "mse",
+  // "mean_squared_error", "mae", "mean_absolute_error", "huber".
+  static StatusOr<Loss> FromName(std::string_view name, bool from_logits = false);
+  std::string name() const;
+
+  // Appends the loss (a float scalar, the batch mean) of y_pred against y_true to `g`; returns its value name.
+  std::string Emit(graph::Graph* g, const std::string& y_pred, const std::string& y_true,
+                   const std::string& prefix) const;
+};
+
+// ---- metrics (host-side accumulators over fetched outputs) ----
+
+class Metric {
+ public:
+  virtual ~Metric() = default;
+  virtual const std::string& name() const = 0;
+  virtual void Reset() = 0;
+  // y_true: labels as fed; y_pred: the model output (probabilities or logits).
+  virtual Status Update(const Tensor& y_true, const Tensor& y_pred) = 0;
+  virtual double Result() const = 0;
+  // Higher is better ("accuracy", "auc", ...)? Used by mode="auto".
+  virtual bool higher_is_better() const { return true; }
+};
+
+// "accuracy"/"acc" (resolved against the loss: sparse categorical, categorical or binary),
+// "sparse_categorical_accuracy", "categorical_accuracy", "binary_accuracy", "top_k_categorical_accuracy" /
+// "sparse_top_k_categorical_accuracy" (k = 5; "..._accuracy@k" for another k), "precision", "recall", "auc".
+// Binary metrics threshold probabilities at 0.5 (logits, when the loss is binary from_logits, go through a sigmoid).
+StatusOr<std::unique_ptr<Metric>> MakeMetric(std::string_view name, const Loss& loss);
+// A weighted running mean (the loss tracker): Update(value, weight).
+class MeanMetric {
+ public:
+  explicit MeanMetric(std::string name = "mean") : name_(std::move(name)) {}
+  void Reset() { total_ = 0, count_ = 0; }
+  void Update(double value, double weight = 1.0) { total_ += value * weight, count_ += weight; }
+  double Result() const { return count_ > 0 ? total_ / count_ : 0.0; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  double total_ = 0, count_ = 0;
+};
+
+}  // namespace strata::nn

@@ -1,0 +1,132 @@
+// optim: Keras optimizers as update ops inside the training graph, learning-rate schedules and gradient clipping.
+//
+// An Optimizer appends, for every trainable variable, one strata-domain update op (strata.SGDUpdate, AdamUpdate,
+// RMSpropUpdate) that reads the variable, its gradient, its slots, the learning rate and the step counter and
+// produces the new variable and slots. The learning rate and the step counter are graph inputs fed every step, so a
+// schedule (evaluated on the host at the current `iterations`, before the increment, as Keras does), a
+// ReduceLROnPlateau or a LearningRateScheduler never recompiles the plan. Clipping (per variable, global, or
+// per-group global norms chosen by variable-name prefix) is a strata.GlobalNorm node whose `scale` output every
+// update op of the group multiplies its gradient by: no copy of the gradients.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "strata/graph.h"
+#include "strata/status.h"
+
+namespace strata::optim {
+
+// ---- learning-rate schedules (specs/tf-formats.md §6.4) ----
+
+class LearningRateSchedule {
+ public:
+  virtual ~LearningRateSchedule() = default;
+  // The learning rate at `step` = the optimizer's iterations before this step's increment.
+  virtual double operator()(int64_t step) const = 0;
+  // "cosine(initial=0.001, decay_steps=2814, alpha=0, warmup_target=..., warmup_steps=...)".
+  virtual std::string Describe() const = 0;
+};
+using Schedule = std::shared_ptr<const LearningRateSchedule>;
+
+Schedule ConstantLR(double learning_rate);
+// values[0] while step <= boundaries[0], values[i] while boundaries[i-1] < step <= boundaries[i], then the last.
+StatusOr<Schedule> PiecewiseConstantDecay(std::vector<int64_t> boundaries, std::vector<double> values);
+// initial * rate^(step / decay_steps) (floored exponent with staircase).
+StatusOr<Schedule> ExponentialDecay(double initial, int64_t decay_steps, double decay_rate, bool staircase = false);
+// initial / (1 + rate * step / decay_steps) (floored quotient with staircase).
+StatusOr<Schedule> InverseTimeDecay(double initial, int64_t decay_steps, double decay_rate, bool staircase = false);
+// (initial - end) * (1 - min(step, decay_steps)/decay_steps)^power + end; `cycle` restarts the decay.
+StatusOr<Schedule> PolynomialDecay(double initial, int64_t decay_steps, double end = 0.0001, double power = 1.0,
+                                   bool cycle = false);
+// Cosine decay with optional linear warmup from `initial` to `warmup_target` over warmup_steps (Keras CosineDecay).
+StatusOr<Schedule> CosineDecay(double initial, int64_t decay_steps, double alpha = 0.0,
+                               std::optional<double> warmup_target = std::nullopt, int64_t warmup_steps = 0);
+
+// ---- clipping ----
+
+struct ClipOptions {
+  std::optional<double> clipnorm;         // each gradient to its own norm
+  std::optional<double> global_clipnorm;  // all gradients by their global norm
+  std::optional<double> clipvalue;        // each element to [-v, v]
+  // Global norm per group of variables chosen by name prefix, e.g. {{"backbone/", 1.0}, {"head/", 5.0}}: the first
+  // matching prefix wins; unmatched variables fall back to clipnorm/global_clipnorm.
+  std::vector<std::pair<std::string, double>> group_clipnorm;
+};
+
+// ---- optimizers ----
+
+struct OptimizerConfig {
+  Schedule learning_rate;  // null: the optimizer's default (SGD 0.01, others 0.001)
+  std::optional<double> weight_decay;  // decoupled, applied before the update; AdamW defaults to 0.004
+  std::vector<std::string> exclude_from_weight_decay;  // variables whose name contains one of these get none
+  ClipOptions clip;
+  double momentum = 0.0;  // SGD, RMSprop
+  bool nesterov = false;  // SGD
+  double beta_1 = 0.9, beta_2 = 0.999;  // Adam
+  double epsilon = 1e-7;                // Adam, RMSprop
+  bool amsgrad = false;                 // Adam
+  double rho = 0.9;                     // RMSprop
+  bool centered = false;                // RMSprop
+};
+
+// One trainable variable in the training graph: its value, its gradient and its slots (slot name -> IR value).
+struct VariableGrad {
+  std::string variable;
+  std::string grad;
+  std::map<std::string, std::string> slots;
+};
+// What the update produced for it.
+struct VariableUpdate {
+  std::string variable;
+  std::string new_value;
+  std::map<std::string, std::string> new_slots;
+};
+
+class Optimizer {
+ public:
+  Optimizer(std::string name, OptimizerConfig config);
+  virtual ~Optimizer() = default;
+
+  // "sgd", "adam", "adamw", "rmsprop".
+  const std::string& name() const { return name_; }
+  const OptimizerConfig& config() const { return config_; }
+  const Schedule& learning_rate() const { return config_.learning_rate; }
+  void set_learning_rate(Schedule s) { config_.learning_rate = std::move(s); }
+  double weight_decay_for(const std::string& variable) const;
+
+  // Slot names of one variable ("momentum"; "m", "v"; ...); each slot has the variable's shape and starts at zero.
+  virtual std::vector<std::string> SlotNames() const = 0;
+
+  // Appends clipping and one update op per variable to `g`. `lr` (float32 scalar) and `iterations` (int64 scalar)
+  // name graph values. `grad_norm`, when not null, receives the IR value of the global gradient norm (before
+  // clipping) for logging.
+  Status EmitUpdates(graph::Graph* g, const std::vector<VariableGrad>& vars, const std::string& lr,
+                     const std::string& iterations, std::vector<VariableUpdate>* updates,
+                     std::string* grad_norm = nullptr) const;
+
+ protected:
+  // Emits the update of one variable whose (possibly scaled) gradient is `grad` and whose clip scale is
+  // `grad_scale` ("" = none).
+  virtual VariableUpdate EmitOne(graph::Graph* g, const VariableGrad& v, const std::string& grad,
+                                 const std::string& grad_scale, const std::string& lr,
+                                 const std::string& iterations) const = 0;
+
+ private:
+  std::string name_;
+  OptimizerConfig config_;
+};
+
+std::unique_ptr<Optimizer> SGD(OptimizerConfig config = {});
+std::unique_ptr<Optimizer> Adam(OptimizerConfig config = {});
+std::unique_ptr<Optimizer> AdamW(OptimizerConfig config = {});
+std::unique_ptr<Optimizer> RMSprop(OptimizerConfig config = {});
+// By Keras name: "sgd", "adam", "adamw", "rmsprop" (case-insensitive); checks the config's ranges.
+StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(std::string_view name, OptimizerConfig config = {});
+
+}  // namespace strata::optim

@@ -1,0 +1,272 @@
+// train: the Keras-like training loop. A Trainer compiles a model, a loss and an optimizer into ONE training graph
+// (forward + loss + backward by graph autodiff + one update op per variable) run by one Session: every step is a
+// plan-cache hit on the same compiled plan (a smaller last batch compiles one more plan, once).
+//
+//   auto trainer = *train::Trainer::Create(&model, {.loss = {{"logits", nn::Loss::SparseCategoricalCrossentropy(true)}},
+//                                                   .metrics = {{"logits", {"accuracy"}}}});
+//   auto history = trainer->Fit(train_ds, {.epochs = 3, .validation_data = test_ds});
+//
+// State flows functionally: weights, optimizer slots, batch-norm moving statistics, the learning rate, the step
+// counter (`iterations`) and the dropout seed are graph inputs fed every step, and the updated values are graph
+// outputs that replace the host copies (see docs/training.md for the measured cost). The dropout seed of a step is
+// a pure function of (seed, iterations), and the data order of the data stratum is a pure function of (seeds,
+// epoch): a run resumed from (epoch, batch, iterations, weights, slots) continues bitwise-identically.
+//
+// Callbacks follow Keras (specs/tf-formats.md §5): epoch indices are 0-based, batch logs are running means since
+// the start of the epoch, the loss is weighted by batch size, validation metrics get a val_ prefix.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "strata/data.h"
+#include "strata/graph.h"
+#include "strata/nn.h"
+#include "strata/optim.h"
+#include "strata/status.h"
+#include "strata/tensor.h"
+
+namespace strata::train {
+
+// Keras logs: names in insertion order (loss first, then metrics, then val_*), double values.
+class Logs {
+ public:
+  void Set(const std::string& key, double value);
+  const double* Find(std::string_view key) const;
+  const std::vector<std::pair<std::string, double>>& items() const { return items_; }
+  bool empty() const { return items_.empty(); }
+  // "loss: 0.2950 - accuracy: 0.9150" (Keras progress-bar number format).
+  std::string Format() const;
+
+ private:
+  std::vector<std::pair<std::string, double>> items_;
+};
+
+class Trainer;
+
+// Hooks of the fit loop. Any error stops training and is returned by Fit.
+class Callback {
+ public:
+  virtual ~Callback() = default;
+  virtual Status OnTrainBegin(Trainer& t) { return Status::OK(); }
+  virtual Status OnTrainEnd(Trainer& t, const Logs& logs) { return Status::OK(); }
+  virtual Status OnEpochBegin(Trainer& t, int epoch) { return Status::OK(); }
+  // `logs` may be extended (ReduceLROnPlateau adds learning_rate).
+  virtual Status OnEpochEnd(Trainer& t, int epoch, Logs& logs) { return Status::OK(); }
+  virtual Status OnTrainBatchBegin(Trainer& t, int64_t batch) { return Status::OK(); }
+  virtual Status OnTrainBatchEnd(Trainer& t, int64_t batch, const Logs& logs) { return Status::OK(); }
+  virtual Status OnTestBegin(Trainer& t) { return Status::OK(); }
+  virtual Status OnTestEnd(Trainer& t, const Logs& logs) { return Status::OK(); }
+};
+
+struct CompileOptions {
+  // Per model output: its loss (outputs without one are not trained against), its weight (default 1) and metrics.
+  std::map<std::string, nn::Loss> loss;
+  std::map<std::string, double> loss_weights;
+  std::map<std::string, std::vector<std::string>> metrics;
+  // Per model output: the dataset element key holding its labels (default "label").
+  std::map<std::string, std::string> labels;
+  std::string optimizer = "adam";
+  optim::OptimizerConfig optimizer_config;
+};
+
+struct TrainerOptions {
+  uint64_t seed = 0;            // weights (when the model is not built yet) and dropout masks
+  bool deterministic = false;   // fixed thread count and deterministic kernels; see docs/training.md
+  int intra_op_threads = 0;     // 0 = leave the process setting alone
+  size_t memory_limit_bytes = 0;
+  bool optimize = true;         // graph passes (fusion) on the training graph
+};
+
+struct FitOptions {
+  int epochs = 1;
+  int initial_epoch = 0;
+  int64_t steps_per_epoch = -1;  // -1: until the dataset ends
+  std::optional<data::Dataset> validation_data;
+  int validation_freq = 1;
+  int verbose = 1;  // 0 silent, 1 progress bar, 2 one line per epoch
+  std::vector<std::shared_ptr<Callback>> callbacks;
+  // Model input name -> dataset element key (default: the same name).
+  std::map<std::string, std::string> input_keys;
+  // Resume inside `initial_epoch`: skip this many batches of it (the trainer's state must have been restored).
+  int64_t initial_batch = 0;
+};
+
+struct History {
+  std::vector<int> epoch;
+  std::map<std::string, std::vector<double>> history;  // key -> value per epoch
+};
+
+// Everything that changes during training, for checkpoints: weights (trainable and not), optimizer slots
+// ("optimizer/<variable>/<slot>") and the counters. The dataset position is (epoch, batch).
+struct TrainingState {
+  std::map<std::string, Tensor> weights;
+  std::map<std::string, Tensor> slots;
+  int64_t iterations = 0;
+  int epoch = 0;        // the epoch in progress (or the next one at an epoch boundary)
+  int64_t batch = 0;    // batches of `epoch` already trained
+  uint64_t seed = 0;
+  std::optional<double> learning_rate_override;
+};
+
+class Trainer {
+ public:
+  // Builds the model if needed (with options.seed) and checks the compile options against its outputs.
+  static StatusOr<std::unique_ptr<Trainer>> Create(nn::Model* model, CompileOptions compile,
+                                                   TrainerOptions options = {});
+  ~Trainer();
+
+  StatusOr<History> Fit(const data::Dataset& train, FitOptions options = {});
+  // Loss and metrics over a dataset (labels required), with on_test hooks of `callbacks`.
+  StatusOr<Logs> Evaluate(const data::Dataset& dataset, int verbose = 0, int64_t steps = -1,
+                          const std::map<std::string, std::string>& input_keys = {});
+  // Model outputs for every batch of the dataset, concatenated along the batch axis.
+  StatusOr<std::map<std::string, Tensor>> Predict(const data::Dataset& dataset,
+                                                  const std::map<std::string, std::string>& input_keys = {});
+  StatusOr<std::map<std::string, Tensor>> PredictOnBatch(const data::Element& batch,
+                                                         const std::map<std::string, std::string>& input_keys = {});
+  // One training step on one batch; returns this batch's loss and the running metrics.
+  StatusOr<Logs> TrainOnBatch(const data::Element& batch, const std::map<std::string, std::string>& input_keys = {});
+
+  nn::Model& model() { return *model_; }
+  const optim::Optimizer& optimizer() const { return *optimizer_; }
+  int64_t iterations() const { return state_.iterations; }
+  // The learning rate of the next step: the schedule at `iterations`, or the override.
+  double learning_rate() const;
+  // Overrides the schedule with a constant from now on (ReduceLROnPlateau, LearningRateScheduler).
+  void SetLearningRate(double lr);
+  void StopTraining() { stop_training_ = true; }
+  // Asks Fit (from OnTrainBegin) to start at this position instead of FitOptions' initial_epoch/initial_batch.
+  void ResumeAt(int epoch, int64_t batch) { resume_ = {epoch, batch}; }
+  bool stop_training() const { return stop_training_; }
+  int epochs() const { return fit_epochs_; }
+  int64_t steps_per_epoch() const { return fit_steps_; }
+
+  // Copies of the training state (weights from the model), and restoring one (names/shapes/dtypes checked).
+  TrainingState GetState() const;
+  Status SetState(const TrainingState& state);
+  // The weights as in the model after the last step (the model is kept in sync after every step).
+  graph::RunStats train_stats() const;
+  // The training graph (after the first step compiled it).
+  const graph::Model* training_graph() const;
+
+  struct Impl;
+
+ private:
+  Trainer() = default;
+  Status EnsureTrainSession(const data::Element& batch, const std::map<std::string, std::string>& keys);
+  Status EnsureEvalSession(const data::Element& batch, const std::map<std::string, std::string>& keys, bool with_loss);
+  nn::Model* model_ = nullptr;
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  std::unique_ptr<Impl> impl_;  // the sessions: declared before state_, whose tensors they allocated
+  TrainingState state_;
+  bool stop_training_ = false;
+  std::optional<std::pair<int, int64_t>> resume_;
+  int fit_epochs_ = 0;
+  int64_t fit_steps_ = -1;
+};
+
+// ---- training-state checkpoints (interim format) ----
+//
+// <dir>/ckpt-<iterations>/ holds one onnx.TensorProto file per tensor (weights and optimizer slots) and state.json
+// (counters, seed, and name, dtype, shape and CRC32C of every tensor). Each checkpoint is written to a temporary
+// directory, fsync'd and renamed; then <dir>/latest (written atomically) names it and older ones beyond `keep` are
+// removed, so a process killed at any moment leaves the previous or the new checkpoint, whole. Loading verifies the
+// CRCs. This is the stand-in until the safetensors checkpoint format and CheckpointManager land; the contents
+// (TrainingState) stay the same.
+Status SaveTrainingState(const std::string& dir, const TrainingState& state, int keep = 2);
+// The newest checkpoint of `dir`, or nullopt when there is none.
+StatusOr<std::optional<TrainingState>> LoadLatestTrainingState(const std::string& dir);
+// Removes the checkpoints SaveTrainingState wrote in `dir` (and `latest`), nothing else.
+Status DeleteTrainingStates(const std::string& dir);
+
+// ---- export (a serving signature for strata serve / TF-Serving clients) ----
+
+struct ExportOptions {
+  // The serving input: the model's input renamed (dtype float32, shape [None, H, W, C]).
+  std::string input_name = "input_image";
+  // Baked-in input scaling: the graph multiplies the input by this (e.g. 1/255 for raw pixels). 1 = none.
+  float input_scale = 1.0f;
+  // The model output holding class scores; exported as "logits", plus "probabilities" = softmax(logits).
+  std::string logits_output = "logits";
+  bool add_probabilities = true;
+  std::vector<std::string> labels;               // assets/labels.json (a JSON array, index = class) when given
+  std::map<std::string, std::string> metadata;   // extra ONNX metadata_props
+};
+
+// Writes <base_dir>/<name>/<version>/model.onnx (checked by onnx's checker before it is written; written to a
+// temporary file and renamed) and assets/labels.json; returns the model.onnx path.
+StatusOr<std::string> ExportModel(const nn::Model& model, const std::string& base_dir, const std::string& name,
+                                  int64_t version, const ExportOptions& options = {});
+// The serving graph ExportModel writes, without writing it.
+StatusOr<graph::Model> ServingModel(const nn::Model& model, const ExportOptions& options = {});
+
+// ---- callbacks (src/train/callbacks/, one per file) ----
+
+// Keras ProgbarLogger (tf.keras format): "Epoch 1/3", then a redrawn "  12/938 [>....] - ETA: 9s - loss: ..."
+// line (at most every 0.05 s) and the final "938/938 [=====] - 7s 7ms/step - loss: ... - examples/s: 8531".
+std::shared_ptr<Callback> ProgressBar(int verbose = 1, std::FILE* out = stdout);
+
+struct EarlyStoppingOptions {
+  std::string monitor = "val_loss";
+  double min_delta = 0;
+  int patience = 0;
+  std::string mode = "auto";  // auto: max for names ending in acc/accuracy/auc, else min
+  std::optional<double> baseline;
+  bool restore_best_weights = false;
+  int start_from_epoch = 0;
+  int verbose = 0;
+  // Memory watchdog: stop when peak RSS grew by more than this percentage per epoch for this many consecutive
+  // epochs (0 = off).
+  double max_rss_growth_percent = 0;
+  int rss_growth_epochs = 3;
+};
+std::shared_ptr<Callback> EarlyStopping(EarlyStoppingOptions options = {});
+
+struct ReduceLROnPlateauOptions {
+  std::string monitor = "val_loss";
+  double factor = 0.1;
+  int patience = 10;
+  std::string mode = "auto";  // auto: max if "acc" is in the name, else min
+  double min_delta = 1e-4;
+  int cooldown = 0;
+  double min_lr = 0;
+  int verbose = 0;
+};
+StatusOr<std::shared_ptr<Callback>> ReduceLROnPlateau(ReduceLROnPlateauOptions options = {});
+
+// Keras CSVLogger: header "epoch" + sorted keys of the first epoch, 0-based epochs, NA for missing, \r\n.
+std::shared_ptr<Callback> CSVLogger(std::string filename, char separator = ',', bool append = false);
+
+// At each epoch begin: lr = schedule(epoch, current lr); logs learning_rate at epoch end.
+std::shared_ptr<Callback> LearningRateScheduler(std::function<double(int epoch, double lr)> schedule, int verbose = 0);
+
+// BackupAndRestore: saves the training state to backup_dir every `save_freq` batches (0 = at each epoch end); on
+// train begin, restores the newest backup and resumes at its (epoch, batch) — mid-epoch, bitwise-identical to an
+// uninterrupted run; on a normal train end removes the backups when delete_checkpoint.
+std::shared_ptr<Callback> BackupAndRestore(std::string backup_dir, int64_t save_freq = 0, bool delete_checkpoint = true);
+
+// Shared by the callbacks: the Keras improvement rule (specs/tf-formats.md §5.2).
+struct Monitor {
+  bool higher_is_better = false;
+  double min_delta = 0;
+  bool Improved(double current, double best) const {
+    return higher_is_better ? current > best + min_delta : current < best - min_delta;
+  }
+};
+// mode "min"/"max"/"auto"; `rule` is "early_stopping" (auto: ends with acc/accuracy/auc -> max) or "contains_acc"
+// (auto: "acc" anywhere -> max; ModelCheckpoint and ReduceLROnPlateau).
+StatusOr<Monitor> MakeMonitor(const std::string& monitor, const std::string& mode, double min_delta,
+                              const std::string& rule);
+
+// Peak resident set size of this process in bytes (getrusage), for the memory watchdog.
+int64_t PeakRssBytes();
+
+}  // namespace strata::train

@@ -1,0 +1,138 @@
+// `strata train`: the flags of a production train.py (see train_common.h), Keras-style progress, CSV logs, weights
+// saved each epoch to --checkpoint_dir, optional export at the end.
+#include <malloc.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "cli/train_common.h"
+#include "core/file_util.h"
+#include "core/json.h"
+#include "core/logging.h"
+#include "core/parallel.h"
+#include "strata/train.h"
+
+namespace strata::cli {
+namespace {
+
+// Saves weights.onnx and state.json after every epoch (interim format; see train_common.h).
+class SaveEachEpoch final : public train::Callback {
+ public:
+  SaveEachEpoch(std::string dir, const TrainFlags& f) : dir_(std::move(dir)), f_(f) {}
+  Status OnEpochEnd(train::Trainer& t, int epoch, train::Logs& logs) override {
+    STRATA_RETURN_IF_ERROR(MakeDirs(dir_));
+    STRATA_RETURN_IF_ERROR(t.model().SetWeights(t.GetState().weights));
+    STRATA_RETURN_IF_ERROR(SaveWeights(t.model(), WeightsPath(dir_)));
+    Json state = Json::MakeObject();
+    state.Set("epoch", static_cast<int64_t>(epoch + 1));
+    state.Set("iterations", t.iterations());
+    state.Set("seed", static_cast<int64_t>(f_.seed));
+    state.Set("model_name", f_.model_name);
+    Json l = Json::MakeObject();
+    for (const auto& [k, v] : logs.items()) l.Set(k, v);
+    state.Set("logs", l);
+    return WriteFileAtomic(JoinPath(dir_, "state.json"), state.Dump(2) + "\n");
+  }
+
+ private:
+  std::string dir_;
+  TrainFlags f_;
+};
+
+Status RunTrain(CLI::App* cmd, TrainFlags f) {
+  STRATA_RETURN_IF_ERROR(ApplyConfig(cmd, &f));
+  // Every step allocates the new weights and slots (functional state, docs/training.md): keep freed memory in the
+  // heap instead of returning it to the kernel and faulting fresh zeroed pages in again on the next step.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  if (f.intra_op_threads > 0) SetIntraOpThreads(f.intra_op_threads);
+  LogInfo("strata train: model ", f.model_name, ", batch ", f.batch_size, ", ", f.epochs, " epochs, optimizer ",
+          f.optimizer, ", lr ", f.learning_rate, " (", f.lr_schedule, "), intra-op threads ", IntraOpThreads(),
+          f.deterministic ? ", deterministic" : "");
+  STRATA_ASSIGN_OR_RETURN(data::Dataset train_ds, TrainDataset(f));
+  auto test_ds = TestDataset(f);
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<nn::Model> model, nn::ZooModel(f.model_name, f.input_shape, f.num_classes));
+  STRATA_RETURN_IF_ERROR(model->Build(f.seed));
+  if (f.verbose > 0) {
+    STRATA_ASSIGN_OR_RETURN(std::string summary, model->Summary());
+    std::printf("%s", summary.c_str());
+  }
+  int64_t steps = f.steps_per_epoch;
+  if (steps < 0) {
+    STRATA_ASSIGN_OR_RETURN(steps, CountBatches(train_ds));
+  }
+  train::CompileOptions c;
+  c.loss["logits"] = nn::Loss::SparseCategoricalCrossentropy(true);
+  c.metrics["logits"] = {"accuracy"};
+  c.optimizer = f.optimizer;
+  STRATA_ASSIGN_OR_RETURN(c.optimizer_config.learning_rate, MakeSchedule(f, steps));
+  if (f.weight_decay >= 0) c.optimizer_config.weight_decay = f.weight_decay;
+  if (f.global_clipnorm > 0) c.optimizer_config.clip.global_clipnorm = f.global_clipnorm;
+  train::TrainerOptions to;
+  to.seed = f.seed;
+  to.deterministic = f.deterministic;
+  to.intra_op_threads = f.intra_op_threads;
+  to.memory_limit_bytes = static_cast<size_t>(f.memory_limit_mb) << 20;
+  int initial_epoch = 0;
+  if (f.resume && !f.checkpoint_dir.empty() && FileExists(WeightsPath(f.checkpoint_dir))) {
+    STRATA_RETURN_IF_ERROR(LoadWeights(model.get(), WeightsPath(f.checkpoint_dir)));
+    STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(JoinPath(f.checkpoint_dir, "state.json")));
+    STRATA_ASSIGN_OR_RETURN(Json state, Json::Parse(text, "state.json"));
+    STRATA_ASSIGN_OR_RETURN(int64_t e, state.GetInt("epoch"));
+    initial_epoch = static_cast<int>(e);
+    LogInfo("resuming after epoch ", initial_epoch, " from ", f.checkpoint_dir,
+            " (weights only: optimizer slots restart until the safetensors checkpoint lands)");
+  }
+  STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));
+  if (initial_epoch > 0) {
+    train::TrainingState s = trainer->GetState();
+    s.weights = model->weights();
+    s.iterations = initial_epoch * steps;
+    STRATA_RETURN_IF_ERROR(trainer->SetState(s));
+  }
+  train::FitOptions fo;
+  fo.epochs = f.epochs;
+  fo.initial_epoch = std::min(initial_epoch, f.epochs);
+  fo.steps_per_epoch = f.steps_per_epoch;
+  fo.verbose = f.verbose;
+  if (test_ds.ok()) fo.validation_data = *test_ds;
+  if (!f.checkpoint_dir.empty()) fo.callbacks.push_back(std::make_shared<SaveEachEpoch>(f.checkpoint_dir, f));
+  if (!f.log_dir.empty()) {
+    STRATA_RETURN_IF_ERROR(MakeDirs(f.log_dir));
+    fo.callbacks.push_back(train::CSVLogger(JoinPath(f.log_dir, "training.csv"), ',', f.resume));
+  }
+  if (fo.initial_epoch >= fo.epochs) {
+    std::printf("nothing to do: %d of %d epochs already trained\n", fo.initial_epoch, fo.epochs);
+    return Status::OK();
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  STRATA_ASSIGN_OR_RETURN(train::History h, trainer->Fit(train_ds, fo));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const graph::RunStats rs = trainer->train_stats();
+  std::printf("trained %d epochs in %.1fs: %lld steps, %lld plan compilations (%lld plan-cache hits)\n",
+              static_cast<int>(h.epoch.size()), secs, (long long)rs.runs, (long long)rs.plan_cache_misses,
+              (long long)rs.plan_cache_hits);
+  if (const auto it = h.history.find("val_accuracy"); it != h.history.end())
+    std::printf("test accuracy: %.4f\n", it->second.back());
+  if (!f.export_dir.empty()) {
+    train::ExportOptions eo;
+    eo.input_scale = 1.0f / 255.0f;
+    STRATA_ASSIGN_OR_RETURN(std::string path, train::ExportModel(*model, f.export_dir, f.model_name, 1, eo));
+    std::printf("exported %s\n", path.c_str());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void AddTrainCommand(CLI::App& app) {
+  auto flags = std::make_shared<TrainFlags>();
+  auto* cmd = app.add_subcommand("train", "Train a zoo model (Keras-style fit loop) on IDX or TFRecord data");
+  AddTrainFlags(cmd, flags.get(), true);
+  cmd->callback([cmd, flags] {
+    Status s = RunTrain(cmd, *flags);
+    if (!s.ok()) ReportError(s);
+  });
+}
+
+}  // namespace strata::cli

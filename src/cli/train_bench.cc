@@ -1,0 +1,126 @@
+// `strata train-bench --model_name mlp|cnn_small --batch_size 64`: training throughput measured like the PyTorch
+// peer's bench_train.py (../shared/peers/torch): SGD(lr 0.01, momentum 0.9) + cross-entropy on one fixed random
+// batch (uniform [0,1) inputs, random labels), 3 warm-up steps, then >= 10 timed steps (about 5 s); images/s =
+// batch / median step time. `foreign` is the CPU share of the machine other processes used meanwhile (/proc/stat),
+// as the peer reports it. Prints one JSON line.
+#include <malloc.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include "cli/train_common.h"
+#include "core/parallel.h"
+#include "core/random.h"
+#include "strata/train.h"
+
+namespace strata::cli {
+namespace {
+
+struct BenchArgs {
+  std::string model_name = "mlp";
+  int64_t batch_size = 64;
+  int threads = 2;
+  std::string optimizer = "sgd";
+  double min_seconds = 5.0;
+};
+
+// Busy jiffies of the whole machine and of this process.
+std::pair<int64_t, int64_t> Jiffies() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  int64_t v[10] = {};
+  stat >> cpu;
+  for (int i = 0; i < 8; ++i) stat >> v[i];
+  int64_t busy = 0;
+  for (int i = 0; i < 8; ++i) busy += v[i];
+  busy -= v[3] + v[4];
+  std::ifstream self("/proc/self/stat");
+  std::string s((std::istreambuf_iterator<char>(self)), std::istreambuf_iterator<char>());
+  std::string rest = s.substr(s.rfind(')') + 2);
+  std::vector<std::string> f;
+  size_t pos = 0;
+  while (pos < rest.size()) {
+    size_t e = rest.find(' ', pos);
+    if (e == std::string::npos) e = rest.size();
+    f.push_back(rest.substr(pos, e - pos));
+    pos = e + 1;
+  }
+  const int64_t own = f.size() > 12 ? std::stoll(f[11]) + std::stoll(f[12]) : 0;
+  return {busy, own};
+}
+
+Status RunBench(const BenchArgs& a) {
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  SetIntraOpThreads(a.threads);
+  STRATA_ASSIGN_OR_RETURN(auto model, nn::ZooModel(a.model_name, {28, 28, 1}, 10));
+  train::CompileOptions c;
+  c.loss["logits"] = nn::Loss::SparseCategoricalCrossentropy(true);
+  c.optimizer = a.optimizer;
+  c.optimizer_config.learning_rate = optim::ConstantLR(0.01);
+  c.optimizer_config.momentum = a.optimizer == "sgd" ? 0.9 : 0.0;
+  train::TrainerOptions to;
+  to.intra_op_threads = a.threads;
+  STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));
+  Rng rng(1234);
+  Tensor x = Tensor::Empty(DType::kFloat32, Shape{a.batch_size, 28, 28, 1});
+  for (float& v : x.mutable_values<float>()) v = rng.Uniform();
+  Tensor y = Tensor::Empty(DType::kInt64, Shape{a.batch_size});
+  for (int64_t& v : y.mutable_values<int64_t>()) v = static_cast<int64_t>(rng.Below(10));
+  data::Element batch;
+  batch.Set("input_image", x);
+  batch.Set("label", y);
+  using Clock = std::chrono::steady_clock;
+  auto step = [&]() -> StatusOr<double> {
+    const auto t0 = Clock::now();
+    STRATA_RETURN_IF_ERROR(trainer->TrainOnBatch(batch).status());
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  STRATA_ASSIGN_OR_RETURN(double first, step());
+  for (int i = 0; i < 2; ++i) STRATA_RETURN_IF_ERROR(step().status());
+  STRATA_ASSIGN_OR_RETURN(double est, step());
+  const int steps = std::max(10, std::min(300, static_cast<int>(a.min_seconds / std::max(est, 1e-6))));
+  std::vector<double> times;
+  const auto [busy0, own0] = Jiffies();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < steps; ++i) {
+    STRATA_ASSIGN_OR_RETURN(double t, step());
+    times.push_back(t);
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  const auto [busy1, own1] = Jiffies();
+  const double foreign = std::max(0.0, double((busy1 - busy0) - (own1 - own0)) /
+                                           (double(sysconf(_SC_CLK_TCK)) * wall * double(sysconf(_SC_NPROCESSORS_ONLN))));
+  std::sort(times.begin(), times.end());
+  const double med = times[times.size() / 2];
+  const graph::RunStats rs = trainer->train_stats();
+  std::printf(
+      "{\"model\": \"%s\", \"batch\": %lld, \"threads\": %d, \"steps\": %d, \"first_step_s\": %.3f, "
+      "\"median_step_ms\": %.3f, \"min_step_ms\": %.3f, \"images_per_s\": %.1f, \"images_per_s_best\": %.1f, "
+      "\"foreign_pct\": %.0f, \"plan_compilations\": %lld, \"params\": %lld}\n",
+      a.model_name.c_str(), (long long)a.batch_size, a.threads, steps, first, med * 1e3, times[0] * 1e3,
+      double(a.batch_size) / med, double(a.batch_size) / times[0], 100 * foreign, (long long)rs.plan_cache_misses,
+      (long long)model->CountParams());
+  return Status::OK();
+}
+
+}  // namespace
+
+void AddTrainBenchCommand(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  auto* cmd = app.add_subcommand("train-bench", "Training images/s on a fixed random batch (like the PyTorch peer)");
+  cmd->add_option("--model_name", args->model_name, "Zoo model: mlp, cnn_small");
+  cmd->add_option("--batch_size", args->batch_size, "Batch size");
+  cmd->add_option("--intra_op_threads", args->threads, "Intra-op threads");
+  cmd->add_option("--optimizer", args->optimizer, "sgd (momentum 0.9, as the peer), adam, ...");
+  cmd->add_option("--min_seconds", args->min_seconds, "Time the timed steps should take");
+  cmd->callback([args] {
+    Status s = RunBench(*args);
+    if (!s.ok()) ReportError(s);
+  });
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,240 @@
+#include "cli/train_common.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/file_util.h"
+#include "core/json.h"
+#include "strata/onnx.h"
+
+namespace strata::cli {
+
+void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
+  cmd->add_option("--config", f->config, "JSON file whose keys are these flags' names (flags given here win)");
+  cmd->add_option("--data_dir", f->data_dir, "Directory of IDX files (train-*/t10k-*-ubyte[.gz]), e.g. Fashion-MNIST");
+  cmd->add_option("--tfrecord_pattern", f->tfrecord_pattern, "Glob of TFRecord files of tf.train.Example (image/encoded or image, label)");
+  cmd->add_option("--validation_pattern", f->validation_pattern, "Glob of validation TFRecord files");
+  cmd->add_option("--model_name", f->model_name, "Zoo model: mlp, cnn_small");
+  cmd->add_option("--input_shape", f->input_shape, "H W C of one example")->expected(3);
+  cmd->add_option("--num_classes", f->num_classes, "Number of classes");
+  cmd->add_option("--batch_size", f->batch_size, "Global batch size");
+  cmd->add_option("--checkpoint_dir", f->checkpoint_dir, "Where weights are saved each epoch (and read by --resume, eval, export)");
+  cmd->add_option("--seed", f->seed, "Seed of weights, shuffling and dropout");
+  cmd->add_option("--memory_limit_mb", f->memory_limit_mb, "Executor memory limit (0 = none)");
+  cmd->add_option("--intra_op_threads", f->intra_op_threads, "Intra-op threads (0 = one per core)");
+  if (!training) return;
+  cmd->add_option("--epochs", f->epochs, "Epochs");
+  cmd->add_option("--learning_rate", f->learning_rate, "Base learning rate");
+  cmd->add_option("--lr_schedule", f->lr_schedule, "constant, step (x0.1 at 50% and 75%), cosine, poly");
+  cmd->add_option("--warmup_epochs", f->warmup_epochs, "Linear warmup epochs (cosine)");
+  cmd->add_option("--optimizer", f->optimizer, "sgd, adam, adamw, rmsprop");
+  cmd->add_option("--weight_decay", f->weight_decay, "Decoupled weight decay (default: the optimizer's)");
+  cmd->add_option("--global_clipnorm", f->global_clipnorm, "Clip gradients by global norm (0 = off)");
+  cmd->add_option("--log_dir", f->log_dir, "Training logs (CSV; TensorBoard events once the writer lands)");
+  cmd->add_flag("--deterministic", f->deterministic, "Bitwise-reproducible run (one intra-op thread unless set)");
+  cmd->add_flag("--resume", f->resume, "Continue from --checkpoint_dir");
+  cmd->add_option("--steps_per_epoch", f->steps_per_epoch, "Batches per epoch (-1 = the whole dataset)");
+  cmd->add_option("--verbose", f->verbose, "0 silent, 1 progress bar, 2 one line per epoch");
+  cmd->add_option("--export_dir", f->export_dir, "Export the trained model to <export_dir>/<model_name>/1");
+}
+
+Status ApplyConfig(CLI::App* cmd, TrainFlags* f) {
+  if (f->config.empty()) return Status::OK();
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(f->config));
+  STRATA_ASSIGN_OR_RETURN(Json j, Json::Parse(text, f->config));
+  if (!j.is_object()) return InvalidArgumentError(f->config, ": expected a JSON object of flag names");
+  for (const auto& [key, v] : j.as_object()) {
+    const std::string flag = "--" + key;
+    bool known = true;
+    try {
+      if (cmd->count(flag) > 0) continue;  // the command line wins
+    } catch (const CLI::OptionNotFound&) {
+      known = false;
+    }
+    if (!known) return InvalidArgumentError(f->config, ": unknown key '", key, "'");
+    auto str = [&](std::string* out) -> Status {
+      if (!v.is_string()) return InvalidArgumentError(f->config, ": '", key, "' must be a string");
+      *out = v.as_string();
+      return Status::OK();
+    };
+    auto num = [&](auto* out) -> Status {
+      if (!v.is_number()) return InvalidArgumentError(f->config, ": '", key, "' must be a number");
+      *out = static_cast<std::remove_pointer_t<decltype(out)>>(v.as_double());
+      return Status::OK();
+    };
+    if (key == "data_dir") STRATA_RETURN_IF_ERROR(str(&f->data_dir));
+    else if (key == "tfrecord_pattern") STRATA_RETURN_IF_ERROR(str(&f->tfrecord_pattern));
+    else if (key == "validation_pattern") STRATA_RETURN_IF_ERROR(str(&f->validation_pattern));
+    else if (key == "model_name") STRATA_RETURN_IF_ERROR(str(&f->model_name));
+    else if (key == "lr_schedule") STRATA_RETURN_IF_ERROR(str(&f->lr_schedule));
+    else if (key == "optimizer") STRATA_RETURN_IF_ERROR(str(&f->optimizer));
+    else if (key == "checkpoint_dir") STRATA_RETURN_IF_ERROR(str(&f->checkpoint_dir));
+    else if (key == "log_dir") STRATA_RETURN_IF_ERROR(str(&f->log_dir));
+    else if (key == "export_dir") STRATA_RETURN_IF_ERROR(str(&f->export_dir));
+    else if (key == "num_classes") STRATA_RETURN_IF_ERROR(num(&f->num_classes));
+    else if (key == "batch_size") STRATA_RETURN_IF_ERROR(num(&f->batch_size));
+    else if (key == "epochs") STRATA_RETURN_IF_ERROR(num(&f->epochs));
+    else if (key == "learning_rate") STRATA_RETURN_IF_ERROR(num(&f->learning_rate));
+    else if (key == "warmup_epochs") STRATA_RETURN_IF_ERROR(num(&f->warmup_epochs));
+    else if (key == "weight_decay") STRATA_RETURN_IF_ERROR(num(&f->weight_decay));
+    else if (key == "global_clipnorm") STRATA_RETURN_IF_ERROR(num(&f->global_clipnorm));
+    else if (key == "seed") STRATA_RETURN_IF_ERROR(num(&f->seed));
+    else if (key == "memory_limit_mb") STRATA_RETURN_IF_ERROR(num(&f->memory_limit_mb));
+    else if (key == "intra_op_threads") STRATA_RETURN_IF_ERROR(num(&f->intra_op_threads));
+    else if (key == "steps_per_epoch") STRATA_RETURN_IF_ERROR(num(&f->steps_per_epoch));
+    else if (key == "verbose") STRATA_RETURN_IF_ERROR(num(&f->verbose));
+    else if (key == "deterministic" || key == "resume") {
+      if (!v.is_bool()) return InvalidArgumentError(f->config, ": '", key, "' must be true or false");
+      (key == "deterministic" ? f->deterministic : f->resume) = v.as_bool();
+    } else {
+      return InvalidArgumentError(f->config, ": key '", key, "' cannot be set from a config file");
+    }
+  }
+  return Status::OK();
+}
+
+namespace {
+
+// The IDX file of `stem` in dir, with or without .gz.
+StatusOr<std::string> IdxFile(const std::string& dir, const std::string& stem) {
+  for (const char* ext : {"", ".gz"}) {
+    const std::string p = JoinPath(dir, stem + ext);
+    if (FileExists(p)) return p;
+  }
+  return NotFoundError("no ", stem, "[.gz] in --data_dir '", dir, "'");
+}
+
+// uint8 images [B, H, W, C] -> "input_image" float32 in [0, 1] (or raw 0..255 with raw_pixels).
+data::MapFn ToModelInput(bool raw_pixels) {
+  return [raw_pixels](data::Element& e) -> Status {
+    STRATA_ASSIGN_OR_RETURN(Tensor img, e.Get("image"));
+    if (img.dtype() != DType::kUInt8) return InvalidArgumentError("expected uint8 images, got ", img.TypeString());
+    Tensor f = Tensor::Empty(DType::kFloat32, img.shape());
+    const uint8_t* __restrict p = img.data<uint8_t>();
+    float* __restrict q = f.data<float>();
+    const float scale = raw_pixels ? 1.0f : 1.0f / 255.0f;
+    const int64_t n = img.num_elements();
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) q[i] = static_cast<float>(p[i]) * scale;
+    e.Erase("image");
+    e.Set("input_image", std::move(f));
+    return Status::OK();
+  };
+}
+
+// tf.train.Example records with image/encoded (PNG/JPEG) or raw image bytes (+ image/shape), and label.
+StatusOr<data::Dataset> RecordsDataset(const std::string& pattern, const TrainFlags& f) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::string> files, Glob(pattern));
+  if (files.empty()) return NotFoundError("no files match '", pattern, "'");
+  std::vector<io::FeatureSpec> specs = {
+      io::FeatureSpec::FixedLen("image/encoded", DType::kString, {}, Tensor::Scalar<std::string>("")),
+      io::FeatureSpec::FixedLen("image", DType::kString, {}, Tensor::Scalar<std::string>("")),
+      io::FeatureSpec::FixedLen("label", DType::kInt64)};
+  const std::vector<int64_t> shape = f.input_shape;
+  data::MapFn decode = [shape](data::Element& e) -> Status {
+    STRATA_ASSIGN_OR_RETURN(Tensor enc, e.Get("image/encoded"));
+    STRATA_ASSIGN_OR_RETURN(Tensor raw, e.Get("image"));
+    Tensor img;
+    const std::string& bytes = enc.data<std::string>()[0];
+    if (!bytes.empty()) {
+      STRATA_ASSIGN_OR_RETURN(img, data::image::Decode(bytes, static_cast<int>(shape[2]), e.Describe()));
+    } else {
+      STRATA_ASSIGN_OR_RETURN(img, data::DecodeRaw(raw, DType::kUInt8, shape));
+    }
+    if (img.shape() != Shape(shape))
+      return InvalidArgumentError(e.Describe(), ": image is ", img.shape().ToString(), ", --input_shape says ", shape);
+    e.Erase("image/encoded");
+    e.Set("image", std::move(img));
+    return Status::OK();
+  };
+  return data::Dataset::TfRecord(files)
+      .Map(data::ParseExampleFn(specs), {.name = "parse"})
+      .Map(decode, {.num_parallel_calls = 2, .name = "decode"});
+}
+
+}  // namespace
+
+StatusOr<data::Dataset> TrainDataset(const TrainFlags& f) {
+  data::Dataset base;
+  int64_t buffer = 60000;
+  if (!f.data_dir.empty()) {
+    STRATA_ASSIGN_OR_RETURN(std::string images, IdxFile(f.data_dir, "train-images-idx3-ubyte"));
+    STRATA_ASSIGN_OR_RETURN(std::string labels, IdxFile(f.data_dir, "train-labels-idx1-ubyte"));
+    base = data::Dataset::Idx(images, labels);
+  } else if (!f.tfrecord_pattern.empty()) {
+    STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(f.tfrecord_pattern, f));
+    buffer = 10000;
+  } else {
+    return InvalidArgumentError("give --data_dir (IDX files) or --tfrecord_pattern");
+  }
+  // Cache the decoded uint8 examples; shuffle by (seed, epoch); convert whole batches.
+  return base.Cache()
+      .Shuffle(buffer, {.seed = f.seed})
+      .Batch(f.batch_size)
+      .Map(ToModelInput(false), {.name = "to_float"})
+      .Prefetch(2);
+}
+
+StatusOr<data::Dataset> TestDataset(const TrainFlags& f, bool raw_pixels) {
+  data::Dataset base;
+  if (!f.validation_pattern.empty()) {
+    STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(f.validation_pattern, f));
+  } else if (!f.data_dir.empty()) {
+    STRATA_ASSIGN_OR_RETURN(std::string images, IdxFile(f.data_dir, "t10k-images-idx3-ubyte"));
+    STRATA_ASSIGN_OR_RETURN(std::string labels, IdxFile(f.data_dir, "t10k-labels-idx1-ubyte"));
+    base = data::Dataset::Idx(images, labels);
+  } else {
+    return InvalidArgumentError("give --data_dir (IDX files) or --validation_pattern");
+  }
+  return base.Cache().Batch(std::max<int64_t>(f.batch_size, 256)).Map(ToModelInput(raw_pixels), {.name = "to_float"});
+}
+
+StatusOr<int64_t> CountBatches(const data::Dataset& ds) {
+  STRATA_ASSIGN_OR_RETURN(auto it, ds.MakeIterator({}));
+  return it->Skip(INT64_MAX / 2);
+}
+
+StatusOr<optim::Schedule> MakeSchedule(const TrainFlags& f, int64_t steps_per_epoch) {
+  const int64_t total = std::max<int64_t>(1, steps_per_epoch * f.epochs);
+  const int64_t warmup = static_cast<int64_t>(std::llround(f.warmup_epochs * double(steps_per_epoch)));
+  if (warmup > 0 && f.lr_schedule != "cosine")
+    return InvalidArgumentError("--warmup_epochs needs --lr_schedule cosine (Keras CosineDecay's warmup)");
+  if (f.lr_schedule == "constant") return optim::ConstantLR(f.learning_rate);
+  if (f.lr_schedule == "step")
+    return optim::PiecewiseConstantDecay({total / 2, total * 3 / 4},
+                                         {f.learning_rate, f.learning_rate * 0.1, f.learning_rate * 0.01});
+  if (f.lr_schedule == "cosine") {
+    if (warmup > 0) return optim::CosineDecay(0.0, std::max<int64_t>(1, total - warmup), 0.0, f.learning_rate, warmup);
+    return optim::CosineDecay(f.learning_rate, total);
+  }
+  if (f.lr_schedule == "poly") return optim::PolynomialDecay(f.learning_rate, total);
+  return InvalidArgumentError("--lr_schedule must be constant, step, cosine or poly, got '", f.lr_schedule, "'");
+}
+
+std::string WeightsPath(const std::string& checkpoint_dir) { return JoinPath(checkpoint_dir, "weights.onnx"); }
+
+Status SaveWeights(const nn::Model& model, const std::string& path) {
+  STRATA_ASSIGN_OR_RETURN(graph::Model m, model.InferenceModel());
+  m.producer_name = "strata train";
+  STRATA_ASSIGN_OR_RETURN(std::string bytes, onnx::SerializeModel(m));
+  return WriteFileAtomic(path, bytes);
+}
+
+Status LoadWeights(nn::Model* model, const std::string& path) {
+  STRATA_ASSIGN_OR_RETURN(graph::Model m, onnx::LoadModel(path));
+  std::map<std::string, Tensor> values;
+  std::vector<std::string> missing;
+  for (const nn::WeightSpec& w : model->weight_specs()) {
+    auto it = m.graph.initializers.find(w.name);
+    if (it == m.graph.initializers.end()) missing.push_back(w.name);
+    else values[w.name] = it->second;
+  }
+  if (!missing.empty())
+    return InvalidArgumentError("'", path, "' does not hold the weights of model '", model->name(), "': missing ",
+                                StrJoin(missing, ", "));
+  Status s = model->SetWeights(values);
+  if (!s.ok()) return s.WithContext(path);
+  return Status::OK();
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,63 @@
+// Shared by `strata train`, `strata eval` and `strata export`: the flags of a production train.py, the datasets
+// they describe, and the interim weights file (an ONNX inference model whose initializers are the weights, by
+// their Keras names) until the safetensors checkpoint format lands.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "strata/data.h"
+#include "strata/nn.h"
+#include "strata/optim.h"
+
+namespace strata::cli {
+
+struct TrainFlags {
+  std::string config;
+  std::string data_dir;           // IDX files: train-images-idx3-ubyte[.gz], train-labels..., t10k-...
+  std::string tfrecord_pattern;   // tf.train.Example records (strata data import-idx): image/encoded|image, label
+  std::string validation_pattern;
+  std::string model_name = "cnn_small";
+  std::vector<int64_t> input_shape = {28, 28, 1};
+  int64_t num_classes = 10;
+  int64_t batch_size = 64;
+  int epochs = 3;
+  double learning_rate = 1e-3;
+  std::string lr_schedule = "constant";  // constant | step | cosine | poly
+  double warmup_epochs = 0;
+  std::string optimizer = "adam";
+  double weight_decay = -1;       // < 0: the optimizer's default
+  double global_clipnorm = 0;     // 0: none
+  std::string checkpoint_dir;
+  std::string log_dir;
+  uint64_t seed = 0;
+  bool deterministic = false;
+  bool resume = false;
+  int64_t memory_limit_mb = 0;
+  int intra_op_threads = 0;
+  int64_t steps_per_epoch = -1;
+  int verbose = 1;
+  std::string export_dir;         // after training: export <export_dir>/<model_name>/1 (see strata export)
+};
+
+// Adds the flags to a subcommand; `eval` leaves out the training-only ones.
+void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training);
+// Applies --config FILE (JSON with the flag names as keys) for every flag not given on the command line.
+Status ApplyConfig(CLI::App* cmd, TrainFlags* f);
+
+// Batched datasets of "input_image" float32 [B, H, W, C] in [0, 1] and "label" int64 [B].
+StatusOr<data::Dataset> TrainDataset(const TrainFlags& f);
+StatusOr<data::Dataset> TestDataset(const TrainFlags& f, bool raw_pixels = false);
+// Batches per epoch of a dataset (iterates it once with Skip).
+StatusOr<int64_t> CountBatches(const data::Dataset& ds);
+
+StatusOr<optim::Schedule> MakeSchedule(const TrainFlags& f, int64_t steps_per_epoch);
+
+// The interim weights file: <dir>/weights.onnx.
+std::string WeightsPath(const std::string& checkpoint_dir);
+Status SaveWeights(const nn::Model& model, const std::string& path);
+Status LoadWeights(nn::Model* model, const std::string& path);
+
+}  // namespace strata::cli

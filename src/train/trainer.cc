@@ -1,0 +1,267 @@
+// Trainer: compile options, the training/evaluation sessions and one training step.
+#include <algorithm>
+
+#include "core/logging.h"
+#include "core/parallel.h"
+#include "train/trainer_impl.h"
+
+namespace strata::train {
+
+Trainer::~Trainer() = default;
+
+void Trainer::Impl::ResetMetrics() {
+  loss_tracker.Reset();
+  for (auto& [n, m] : output_loss_trackers) m.Reset();
+  for (OutputSpec& o : outputs)
+    for (auto& m : o.metrics) m->Reset();
+}
+
+Logs Trainer::Impl::CurrentLogs() const {
+  Logs logs;
+  logs.Set("loss", loss_tracker.Result());
+  const bool several = outputs.size() > 1;
+  for (const auto& [name, m] : output_loss_trackers) logs.Set(name + "_loss", m.Result());
+  for (const OutputSpec& o : outputs)
+    for (const auto& m : o.metrics) logs.Set(several ? StrCat(o.name, "_", m->name()) : m->name(), m->Result());
+  return logs;
+}
+
+StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOptions compile, TrainerOptions options) {
+  if (model == nullptr) return InvalidArgumentError("Trainer::Create: model is null");
+  if (options.deterministic && options.intra_op_threads <= 0) options.intra_op_threads = 1;
+  if (options.intra_op_threads > 0) SetIntraOpThreads(options.intra_op_threads);
+  STRATA_RETURN_IF_ERROR(model->Build(options.seed));
+  std::unique_ptr<Trainer> t(new Trainer());
+  t->model_ = model;
+  t->impl_ = std::make_unique<Impl>();
+  t->impl_->options = options;
+  t->state_.seed = options.seed;
+  STRATA_ASSIGN_OR_RETURN(t->optimizer_, optim::MakeOptimizer(compile.optimizer, compile.optimizer_config));
+  const auto& names = model->output_names();
+  auto known = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+  // A single-output model may key its loss and metrics by "" (Keras compile(loss=...) on one output).
+  auto rekey = [&](auto& m) {
+    if (names.size() == 1 && m.count("")) {
+      auto node = m.extract("");
+      node.key() = names[0];
+      m.insert(std::move(node));
+    }
+  };
+  rekey(compile.loss);
+  rekey(compile.metrics);
+  rekey(compile.loss_weights);
+  rekey(compile.labels);
+  for (const auto* m : {&compile.loss})
+    for (const auto& [k, v] : *m)
+      if (!known(k)) return InvalidArgumentError("compile: loss for unknown output '", k, "'; outputs are ", names);
+  for (const auto& [k, v] : compile.metrics)
+    if (!known(k)) return InvalidArgumentError("compile: metrics for unknown output '", k, "'; outputs are ", names);
+  if (compile.loss.empty()) return InvalidArgumentError("compile: no loss given for any of the outputs ", names);
+  for (const std::string& n : names) {
+    OutputSpec o;
+    o.name = n;
+    if (compile.loss.count(n)) o.loss = compile.loss.at(n);
+    if (compile.loss_weights.count(n)) o.weight = compile.loss_weights.at(n);
+    if (compile.labels.count(n)) o.label_key = compile.labels.at(n);
+    for (const std::string& mname : compile.metrics.count(n) ? compile.metrics.at(n) : std::vector<std::string>{}) {
+      const nn::Loss loss = o.loss ? *o.loss : nn::Loss{};
+      STRATA_ASSIGN_OR_RETURN(auto metric, nn::MakeMetric(mname, loss));
+      o.metrics.push_back(std::move(metric));
+    }
+    if (!o.metrics.empty() && !o.loss)
+      return InvalidArgumentError("compile: output '", n, "' has metrics but no loss (its labels are unknown)");
+    if (o.loss && names.size() > 1) t->impl_->output_loss_trackers.emplace(n, nn::MeanMetric(n + "_loss"));
+    t->impl_->outputs.push_back(std::move(o));
+  }
+  t->impl_->compile = std::move(compile);
+  // Weights and zeroed slots.
+  t->state_.weights = model->weights();
+  for (const nn::WeightSpec& w : model->weight_specs()) {
+    if (!w.trainable) continue;
+    for (const std::string& slot : t->optimizer_->SlotNames()) {
+      const std::string key = StrCat("optimizer/", w.name, "/", slot);
+      t->state_.slots[key] = Tensor::Zeros(w.dtype, w.shape);
+      t->impl_->slot_keys.push_back(key);
+    }
+  }
+  return t;
+}
+
+double Trainer::learning_rate() const {
+  if (state_.learning_rate_override) return *state_.learning_rate_override;
+  return (*optimizer_->learning_rate())(state_.iterations);
+}
+
+void Trainer::SetLearningRate(double lr) { state_.learning_rate_override = lr; }
+
+TrainingState Trainer::GetState() const { return state_; }
+
+Status Trainer::SetState(const TrainingState& s) {
+  std::vector<std::string> problems;
+  auto check = [&](const std::map<std::string, Tensor>& want, const std::map<std::string, Tensor>& got, const char* what) {
+    for (const auto& [n, t] : want) {
+      auto it = got.find(n);
+      if (it == got.end()) problems.push_back(StrCat("missing ", what, " '", n, "' (", t.TypeString(), ")"));
+      else if (it->second.dtype() != t.dtype() || it->second.shape() != t.shape())
+        problems.push_back(StrCat(what, " '", n, "' is ", t.TypeString(), " in the model, ", it->second.TypeString(),
+                                  " in the state"));
+    }
+    for (const auto& [n, t] : got)
+      if (!want.count(n)) problems.push_back(StrCat("unexpected ", what, " '", n, "' (", t.TypeString(), ")"));
+  };
+  check(state_.weights, s.weights, "weight");
+  check(state_.slots, s.slots, "optimizer slot");
+  if (!problems.empty()) return InvalidArgumentError("training state does not match the model: ", StrJoin(problems, "; "));
+  state_ = s;
+  return model_->SetWeights(state_.weights);
+}
+
+graph::RunStats Trainer::train_stats() const {
+  return impl_->train ? impl_->train->session->stats() : graph::RunStats{};
+}
+
+const graph::Model* Trainer::training_graph() const { return impl_->train ? impl_->train->model.get() : nullptr; }
+
+namespace {
+
+std::string KeyFor(const std::map<std::string, std::string>& keys, const std::string& input) {
+  auto it = keys.find(input);
+  return it == keys.end() ? input : it->second;
+}
+
+StatusOr<std::map<std::string, DType>> LabelTypes(const std::vector<OutputSpec>& outputs, const data::Element& batch) {
+  std::map<std::string, DType> types;
+  for (const OutputSpec& o : outputs) {
+    if (!o.loss) continue;
+    STRATA_ASSIGN_OR_RETURN(Tensor t, batch.Get(o.label_key));
+    types[o.name] = t.dtype();
+  }
+  return types;
+}
+
+// Feeds of the model inputs (and labels) from a batch.
+Status FeedBatch(const nn::Model& model, const std::vector<OutputSpec>& outputs, const data::Element& batch,
+                 const std::map<std::string, std::string>& keys, bool labels,
+                 std::vector<std::pair<std::string, Tensor>>* feeds, int64_t* batch_size) {
+  *batch_size = -1;
+  for (size_t i = 0; i < model.input_names().size(); ++i) {
+    const std::string& name = model.input_names()[i];
+    const std::string key = KeyFor(keys, name);
+    auto t = batch.Get(key);
+    if (!t.ok()) return Status(t.status()).WithContext(StrCat("model input '", name, "'"));
+    const nn::TensorSpec& spec = model.input_specs()[i];
+    if (t->dtype() != spec.dtype)
+      return InvalidArgumentError("model input '", name, "' expects ", DTypeName(spec.dtype), " ", spec.ToString(),
+                                  ", the dataset's '", key, "' is ", t->TypeString(),
+                                  " (convert it in the pipeline, e.g. Map a cast and scale)");
+    if (*batch_size < 0 && t->rank() > 0) *batch_size = t->dim(0);
+    feeds->emplace_back(name, *t);
+  }
+  if (!labels) return Status::OK();
+  for (const OutputSpec& o : outputs) {
+    if (!o.loss) continue;
+    auto t = batch.Get(o.label_key);
+    if (!t.ok()) return Status(t.status()).WithContext(StrCat("labels of output '", o.name, "'"));
+    feeds->emplace_back(o.label_input(), *t);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Trainer::EnsureTrainSession(const data::Element& batch, const std::map<std::string, std::string>& keys) {
+  if (impl_->train) return Status::OK();
+  STRATA_ASSIGN_OR_RETURN(auto types, LabelTypes(impl_->outputs, batch));
+  STRATA_ASSIGN_OR_RETURN(CompiledGraph cg, BuildTrainGraph(*model_, *optimizer_, impl_->outputs, types, impl_->options));
+  impl_->train = std::move(cg);
+  return Status::OK();
+}
+
+Status Trainer::EnsureEvalSession(const data::Element& batch, const std::map<std::string, std::string>& keys,
+                                  bool with_loss) {
+  std::optional<CompiledGraph>& slot = with_loss ? impl_->eval : impl_->predict;
+  if (slot) return Status::OK();
+  std::map<std::string, DType> types;
+  if (with_loss) {
+    STRATA_ASSIGN_OR_RETURN(types, LabelTypes(impl_->outputs, batch));
+  }
+  STRATA_ASSIGN_OR_RETURN(CompiledGraph cg, BuildEvalGraph(*model_, impl_->outputs, types, with_loss, impl_->options));
+  slot = std::move(cg);
+  return Status::OK();
+}
+
+StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<std::string, std::string>& keys) {
+  STRATA_RETURN_IF_ERROR(EnsureTrainSession(batch, keys));
+  CompiledGraph& cg = *impl_->train;
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  int64_t batch_size = 0;
+  STRATA_RETURN_IF_ERROR(FeedBatch(*model_, impl_->outputs, batch, keys, true, &feeds, &batch_size));
+  for (const auto& [name, t] : state_.weights) feeds.emplace_back(name, t);
+  for (const std::string& key : impl_->slot_keys) feeds.emplace_back(key, state_.slots.at(key));
+  feeds.emplace_back(kLrInput, Tensor::Scalar<float>(static_cast<float>(learning_rate())));
+  feeds.emplace_back(kIterationsInput, Tensor::Scalar<int64_t>(state_.iterations));
+  if (cg.uses_seed) feeds.emplace_back(kSeedInput, Tensor::Scalar<int64_t>(StepSeed(state_.seed, state_.iterations)));
+  std::vector<Tensor> results;
+  Status s = cg.session->Run(feeds, cg.fetches, &results);
+  if (!s.ok()) return s.WithContext(StrCat("training step ", state_.iterations));
+  // New state.
+  for (const auto& [weight, out] : cg.weight_outputs) state_.weights[weight] = results[cg.fetch_index.at(out)];
+  for (const auto& [slot, out] : cg.slot_outputs) state_.slots[slot] = results[cg.fetch_index.at(out)];
+  ++state_.iterations;
+  // Metrics.
+  const Tensor& loss = results[cg.fetch_index.at(kLossOutput)];
+  const double weight = batch_size > 0 ? static_cast<double>(batch_size) : 1.0;
+  const double loss_value = loss.dtype() == DType::kFloat64 ? loss.data<double>()[0] : loss.data<float>()[0];
+  impl_->loss_tracker.Update(loss_value, weight);
+  for (auto& [name, tracker] : impl_->output_loss_trackers) {
+    const Tensor& l = results[cg.fetch_index.at("loss/" + name)];
+    tracker.Update(l.data<float>()[0], weight);
+  }
+  for (OutputSpec& o : impl_->outputs) {
+    if (o.metrics.empty()) continue;
+    STRATA_ASSIGN_OR_RETURN(Tensor labels, batch.Get(o.label_key));
+    const Tensor& pred = results[cg.fetch_index.at(o.name)];
+    for (auto& m : o.metrics) STRATA_RETURN_IF_ERROR(m->Update(labels, pred));
+  }
+  Logs logs = impl_->CurrentLogs();
+  return logs;
+}
+
+// Runs the eval (with_loss) or predict graph on one batch; updates the trackers when with_loss.
+StatusOr<std::map<std::string, Tensor>> RunInference(Trainer& t, Trainer::Impl& impl, std::optional<CompiledGraph>& cg,
+                                                     const nn::Model& model, const TrainingState& state,
+                                                     const data::Element& batch,
+                                                     const std::map<std::string, std::string>& keys, bool with_loss);
+
+StatusOr<std::map<std::string, Tensor>> Trainer::PredictOnBatch(const data::Element& batch,
+                                                                const std::map<std::string, std::string>& keys) {
+  STRATA_RETURN_IF_ERROR(EnsureEvalSession(batch, keys, false));
+  return RunInference(*this, *impl_, impl_->predict, *model_, state_, batch, keys, false);
+}
+
+StatusOr<std::map<std::string, Tensor>> RunInference(Trainer& t, Trainer::Impl& impl, std::optional<CompiledGraph>& cg,
+                                                     const nn::Model& model, const TrainingState& state,
+                                                     const data::Element& batch,
+                                                     const std::map<std::string, std::string>& keys, bool with_loss) {
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  int64_t batch_size = 0;
+  STRATA_RETURN_IF_ERROR(FeedBatch(model, impl.outputs, batch, keys, with_loss, &feeds, &batch_size));
+  for (const auto& [name, w] : state.weights) feeds.emplace_back(name, w);
+  std::vector<Tensor> results;
+  STRATA_RETURN_IF_ERROR(cg->session->Run(feeds, cg->fetches, &results));
+  std::map<std::string, Tensor> out;
+  for (size_t i = 0; i < cg->fetches.size(); ++i) out[cg->fetches[i]] = results[i];
+  if (!with_loss) return out;
+  const double weight = batch_size > 0 ? static_cast<double>(batch_size) : 1.0;
+  const Tensor& loss = out.at(kLossOutput);
+  impl.loss_tracker.Update(loss.dtype() == DType::kFloat64 ? loss.data<double>()[0] : loss.data<float>()[0], weight);
+  for (auto& [name, tracker] : impl.output_loss_trackers) tracker.Update(out.at("loss/" + name).data<float>()[0], weight);
+  for (OutputSpec& o : impl.outputs) {
+    if (o.metrics.empty()) continue;
+    STRATA_ASSIGN_OR_RETURN(Tensor labels, batch.Get(o.label_key));
+    for (auto& m : o.metrics) STRATA_RETURN_IF_ERROR(m->Update(labels, out.at(o.name)));
+  }
+  return out;
+}
+
+}  // namespace strata::train

@@ -1,0 +1,76 @@
+// Trainer internals shared by the files of src/train.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strata/train.h"
+
+namespace strata::train {
+
+inline constexpr char kLrInput[] = "strata/lr";
+inline constexpr char kIterationsInput[] = "strata/iterations";
+inline constexpr char kSeedInput[] = "strata/step_seed";
+inline constexpr char kLossOutput[] = "loss";
+
+struct OutputSpec {
+  std::string name;
+  std::optional<nn::Loss> loss;
+  double weight = 1.0;
+  std::string label_key = "label";
+  std::vector<std::unique_ptr<nn::Metric>> metrics;
+  std::string label_input() const { return "label/" + name; }
+  std::string loss_output() const { return "loss/" + name; }
+};
+
+// A compiled graph with the names needed to feed and read it.
+struct CompiledGraph {
+  std::shared_ptr<graph::Model> model;
+  std::unique_ptr<graph::Session> session;
+  std::vector<std::string> fetches;
+  std::map<std::string, int> fetch_index;  // output name -> index in fetches
+  bool uses_seed = false;
+  bool with_labels = false;
+  // Training graph only: where the new values of weights and slots come out.
+  std::map<std::string, std::string> weight_outputs;
+  std::map<std::string, std::string> slot_outputs;
+  std::string grad_norm;
+};
+
+struct Trainer::Impl {
+  CompileOptions compile;
+  TrainerOptions options;
+  std::vector<OutputSpec> outputs;
+  nn::MeanMetric loss_tracker{"loss"};
+  std::map<std::string, nn::MeanMetric> output_loss_trackers;
+  std::optional<CompiledGraph> train, eval, predict;
+  std::vector<std::string> slot_keys;  // "optimizer/<var>/<slot>"
+
+  void ResetMetrics();
+  // Keras logs of the running means: loss, <output>_loss (several outputs), metrics (<output>_<name> likewise).
+  Logs CurrentLogs() const;
+};
+
+// Builds the training graph (forward + loss + gradients + updates) for the label dtypes of a first batch.
+StatusOr<CompiledGraph> BuildTrainGraph(const nn::Model& model, const optim::Optimizer& optimizer,
+                                        const std::vector<OutputSpec>& outputs,
+                                        const std::map<std::string, DType>& label_dtypes,
+                                        const TrainerOptions& options);
+// Inference graph with weights as inputs; with labels, the loss outputs too.
+StatusOr<CompiledGraph> BuildEvalGraph(const nn::Model& model, const std::vector<OutputSpec>& outputs,
+                                       const std::map<std::string, DType>& label_dtypes, bool with_loss,
+                                       const TrainerOptions& options);
+
+// Runs the evaluation (with_loss: also updates the loss and metric trackers) or prediction graph on one batch.
+StatusOr<std::map<std::string, Tensor>> RunInference(Trainer& t, Trainer::Impl& impl, std::optional<CompiledGraph>& cg,
+                                                     const nn::Model& model, const TrainingState& state,
+                                                     const data::Element& batch,
+                                                     const std::map<std::string, std::string>& keys, bool with_loss);
+
+// The dropout seed of step `iterations` (a pure function of the two).
+int64_t StepSeed(uint64_t seed, int64_t iterations);
+
+}  // namespace strata::train
