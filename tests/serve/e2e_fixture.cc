@@ -10,6 +10,9 @@
 #include <sstream>
 
 #include "core/file_util.h"
+#include "strata/graph.h"
+#include "strata/nn.h"
+#include "strata/train.h"
 
 namespace strata::serve {
 
@@ -17,6 +20,8 @@ std::unique_ptr<Server> E2eTest::server_;
 std::string E2eTest::base_;
 std::string E2eTest::torch_input_;
 std::string E2eTest::torch_expected_;
+std::string E2eTest::fashion_input_;
+std::vector<float> E2eTest::fashion_logits_;
 std::unique_ptr<bench::HttpClient> E2eTest::client_;
 
 JsonValue JsonField(const std::string& json, const std::string& key) {
@@ -68,6 +73,51 @@ void ExportTorchModel(const std::string& dir) {
   fs::last_write_time(dir + "/1", past);
 }
 
+// The trainer's export of the (untrained, seeded) small CNN, plus what the model's own inference graph computes for
+// two images: the server must give the same logits for raw pixels (the export bakes /255 in) and their softmax.
+namespace fs = std::filesystem;
+
+void ExportTrainerModel(const std::string& base, std::string* input_json, std::vector<float>* logits) {
+  auto model = nn::ZooModel("cnn_small", {28, 28, 1}, 10);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_TRUE((*model)->Build(7).ok());
+  train::ExportOptions options;
+  options.input_scale = 1.0f / 255.0f;
+  auto path = train::ExportModel(**model, base, "fashion", 1, options);
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  const auto past = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  fs::last_write_time(*path, past);
+  fs::last_write_time(fs::path(*path).parent_path(), past);
+
+  Tensor scaled = *Tensor::Create(DType::kFloat32, Shape({2, 28, 28, 1}));
+  std::string json = "{\"instances\": [";
+  for (int n = 0; n < 2; ++n) {
+    json += n ? ", [" : "[";
+    for (int y = 0; y < 28; ++y) {
+      json += y ? ", [" : "[";
+      for (int x = 0; x < 28; ++x) {
+        const int pixel = (n * 37 + y * 11 + x * 7 + (x * y) % 13) % 256;
+        scaled.data<float>()[(n * 28 + y) * 28 + x] = static_cast<float>(pixel) / 255.0f;
+        json += StrCat(x ? ", [" : "[", pixel, "]");
+      }
+      json += "]";
+    }
+    json += "]";
+  }
+  json += "]}";
+  *input_json = json;
+  auto inference = (*model)->InferenceModel();
+  ASSERT_TRUE(inference.ok()) << inference.status().ToString();
+  std::vector<Tensor> out;
+  Status s = graph::RunReference(*inference, {{inference->graph.inputs[0].name, scaled}}, &out);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(out.size(), inference->graph.outputs.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    if (inference->graph.outputs[i].name == "logits")
+      logits->assign(out[i].data<float>(), out[i].data<float>() + out[i].num_elements());
+  ASSERT_EQ(logits->size(), 20u) << "the zoo model has no [2,10] output named logits";
+}
+
 }  // namespace
 
 void E2eTest::SetUpTestSuite() {
@@ -80,13 +130,15 @@ void E2eTest::SetUpTestSuite() {
   testing::WriteVersion(base_ + "/scorer", 1, testing::ScorerModel());
   ExportTorchModel(base_ + "/mlp");
   if (::testing::Test::HasFatalFailure()) return;
+  ExportTrainerModel(base_, &fashion_input_, &fashion_logits_);
+  if (::testing::Test::HasFatalFailure()) return;
   torch_input_ = Slurp(base_ + "/mlp/input.json");
   torch_expected_ = Slurp(base_ + "/mlp/expected.json");
   std::string config = "model_config_list {\n";
   config += "  config { name: \"iris\" base_path: \"" + base_ + "/iris\" model_platform: \"onnx\"\n"
             "    model_version_policy { all {} }\n"
             "    version_labels { key: \"stable\" value: 1 }\n    version_labels { key: \"canary\" value: 2 } }\n";
-  for (const char* m : {"mlp", "half", "tagger", "pair", "scorer"})
+  for (const char* m : {"mlp", "fashion", "half", "tagger", "pair", "scorer"})
     config += StrCat("  config { name: \"", m, "\" base_path: \"", base_, "/", m, "\" model_platform: \"tensorflow\" }\n");
   config += "}\n";
   STRATA_CHECK_OK(WriteFileAtomic(base_ + "/models.config", config));

@@ -1,6 +1,7 @@
 // The end-to-end fixture: one server for the whole suite on 127.0.0.1 (ephemeral REST and gRPC ports) serving
 //   iris    strata-exported (IR + onnx::SaveModel), versions 1 and 2, labels stable=1 canary=2, policy all
 //   mlp     PyTorch-exported (tests/serve/export_torch_mlp.py)
+//   fashion strata-exported by the trainer's ExportModel (the small CNN, input_image [-1,28,28,1] raw pixels)
 //   half, tagger, pair, scorer  small IR models for floats, strings, several inputs and Classify/Regress
 #pragma once
 
@@ -44,6 +45,8 @@ class E2eTest : public ::testing::Test {
   static std::string base_;
   static std::string torch_input_;     // {"instances": ...}
   static std::string torch_expected_;  // PyTorch's output rows
+  static std::string fashion_input_;   // {"instances": ...} of two 28x28x1 raw-pixel images
+  static std::vector<float> fashion_logits_;  // the nn::Model's own inference graph on the same images, /255
   static std::unique_ptr<bench::HttpClient> client_;
 };
 

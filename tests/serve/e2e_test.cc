@@ -2,6 +2,7 @@
 // PyTorch-exported one (mlp), plus small models for strings, several inputs and Classify/Regress. Every REST
 // endpoint, errors included, checked field by field against specs/tf-serving.md.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 #include <zlib.h>
 
 #include <cmath>
@@ -161,7 +162,7 @@ TEST_F(E2eTest, PredictErrors) {
   r = Rest("POST", "/v1/models/nope:predict", R"({"instances": [1]})");
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(ErrorOf(r).rfind("Servable not found for request: Latest(nope)", 0), 0u);
-  EXPECT_NE(ErrorOf(r).find("known models: half, iris, mlp, pair, scorer, tagger"), std::string::npos) << r.body;
+  EXPECT_NE(ErrorOf(r).find("known models: fashion, half, iris, mlp, pair, scorer, tagger"), std::string::npos) << r.body;
   r = Rest("POST", "/v1/models/iris/versions/7:predict", R"({"instances": [[1, 2, 3, 4]]})");
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(ErrorOf(r).rfind("Servable not found for request: Specific(iris, 7)", 0), 0u);
@@ -213,7 +214,7 @@ TEST_F(E2eTest, ExtensionsHealthMetricsAndCors) {
   auto r = Rest("GET", "/v1/models");
   EXPECT_EQ(r.status, 200);
   const auto models = JsonField(r.body, "models");
-  EXPECT_EQ(models.size(), 6u);
+  EXPECT_EQ(models.size(), 7u);
   EXPECT_NE(r.body.find(R"("name": "iris")"), std::string::npos);
   EXPECT_NE(r.body.find(R"("labels": {"canary": "2", "stable": "1"})"), std::string::npos) << r.body;
   r = Rest("GET", "/healthz");
@@ -245,6 +246,56 @@ TEST_F(E2eTest, ExtensionsHealthMetricsAndCors) {
   EXPECT_NE(m.find(":strata:serving:plan_cache_misses{model_name=\"iris\",version=\"2\"}"), std::string::npos);
   EXPECT_NE(m.find(":strata:serving:model_version_state{model_name=\"iris\",version=\"1\",state=\"AVAILABLE\"} 1"),
             std::string::npos);
+}
+
+// The trainer's export served as-is: its signature, and raw-pixel predictions equal to the model's own inference
+// graph on the scaled pixels (logits) and to their softmax (probabilities).
+TEST_F(E2eTest, PredictTrainerExport) {
+  auto r = Rest("GET", "/v1/models/fashion/metadata");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find(R"("input_image": {"dtype": "DT_FLOAT", "tensor_shape": {"dim": [{"size": "-1", "name": ""}, )"
+                        R"({"size": "28", "name": ""}, {"size": "28", "name": ""}, {"size": "1", "name": ""}])"),
+            std::string::npos)
+      << r.body;
+  for (const char* out : {"logits", "probabilities"})
+    EXPECT_NE(r.body.find(StrCat("\"", out, R"(": {"dtype": "DT_FLOAT", "tensor_shape": {"dim": [{"size": "-1", )",
+                                 R"("name": ""}, {"size": "10", "name": ""}])")),
+              std::string::npos)
+        << out << " in " << r.body;
+
+  r = Rest("POST", "/v1/models/fashion:predict", fashion_input_);
+  ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(r.body).get(doc));
+  simdjson::dom::array rows;
+  ASSERT_FALSE(doc["predictions"].get(rows)) << r.body;
+  ASSERT_EQ(rows.size(), 2u);
+  double scale = 0;
+  for (float v : fashion_logits_) scale = std::max(scale, std::fabs(double(v)));
+  int n = 0;
+  for (simdjson::dom::element row : rows) {
+    simdjson::dom::array logits, probs;
+    ASSERT_FALSE(row["logits"].get(logits)) << r.body;
+    ASSERT_FALSE(row["probabilities"].get(probs)) << r.body;
+    ASSERT_EQ(logits.size(), 10u);
+    ASSERT_EQ(probs.size(), 10u);
+    std::vector<double> got, p;
+    for (double v : logits) got.push_back(v);
+    for (double v : probs) p.push_back(v);
+    double max_logit = -1e30, denom = 0;
+    for (int j = 0; j < 10; ++j) max_logit = std::max(max_logit, double(fashion_logits_[n * 10 + j]));
+    for (int j = 0; j < 10; ++j) denom += std::exp(fashion_logits_[n * 10 + j] - max_logit);
+    for (int j = 0; j < 10; ++j) {
+      EXPECT_NEAR(got[j], fashion_logits_[n * 10 + j], 1e-4 * std::max(1.0, scale)) << "row " << n << " logit " << j;
+      EXPECT_NEAR(p[j], std::exp(fashion_logits_[n * 10 + j] - max_logit) / denom, 1e-5) << "row " << n << " p " << j;
+    }
+    ++n;
+  }
+  // The export's input is float32 [-1,28,28,1]: a flat row is refused with the expected shape named.
+  r = Rest("POST", "/v1/models/fashion:predict", R"({"instances": [[1, 2, 3]]})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(ErrorOf(r).find("input_image"), std::string::npos) << r.body;
 }
 
 }  // namespace
