@@ -8,6 +8,9 @@
 namespace strata::train {
 
 StatusOr<graph::Model> ServingModel(const nn::Model& model, const ExportOptions& o) {
+  if (!model.built())
+    return FailedPreconditionError("export: model '", model.name(), "' has no weights yet; call Build(seed) or load a ",
+                                   "checkpoint first");
   if (model.input_names().size() != 1)
     return InvalidArgumentError("export: the serving signature needs a model with one input, got ", model.input_names());
   STRATA_ASSIGN_OR_RETURN(graph::Model m, model.InferenceModel());
