@@ -3,48 +3,14 @@
 // normal with `mean` (default 0) and standard deviation `scale` (default 1), of `dtype` (default float32;
 // RandomNormalLike defaults to the input's type, which must then be a float type). See random_util.h for seeding.
 #include "ops/defs/generator/random_util.h"
-#include "ops/defs/tensor/tensor_util.h"
 
 namespace strata::ops {
 namespace {
 
-Status FillNormal(KernelContext& ctx, DType dtype, const Shape& shape) {
-  STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, dtype, shape));
-  const double mean = ctx.node().GetFloat("mean", 0.0f);
-  const double scale = ctx.node().GetFloat("scale", 1.0f);
-  NumpyRandom rng(OpSeed(ctx.node()));
-  return DispatchFloat(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    for (T& v : y->mutable_values<T>()) v = T(static_cast<ComputeType<T>>(mean + scale * rng.Gauss()));
-    return Status::OK();
-  });
-}
+const RandomDistribution kNormal{"mean", 0.0f, "scale", 1.0f, [](double a, double b, NumpyRandom& rng) { return a + b * rng.Gauss(); }};
 
-Status RandomNormalInfer(InferContext& ctx) {
-  STRATA_ASSIGN_OR_RETURN(DType dtype, RandomDtype(ctx.node(), DType::kFloat32));
-  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ctx.node().RequireInts("shape"));
-  STRATA_ASSIGN_OR_RETURN(Shape shape, ShapeFromDims(dims, ctx.node(), "shape"));
-  ctx.SetOutput(0, dtype, PartialShape::Of(shape));
-  return Status::OK();
-}
-
-Status RandomNormalCompute(KernelContext& ctx) {
-  STRATA_ASSIGN_OR_RETURN(DType dtype, RandomDtype(ctx.node(), DType::kFloat32));
-  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ctx.node().RequireInts("shape"));
-  STRATA_ASSIGN_OR_RETURN(Shape shape, ShapeFromDims(dims, ctx.node(), "shape"));
-  return FillNormal(ctx, dtype, shape);
-}
-
-Status RandomNormalLikeInfer(InferContext& ctx) {
-  STRATA_ASSIGN_OR_RETURN(DType dtype, RandomDtype(ctx.node(), ctx.input_dtype(0)));
-  ctx.SetOutput(0, dtype, ctx.input_shape(0));
-  return Status::OK();
-}
-
-Status RandomNormalLikeCompute(KernelContext& ctx) {
-  STRATA_ASSIGN_OR_RETURN(DType dtype, RandomDtype(ctx.node(), ctx.input(0).dtype()));
-  return FillNormal(ctx, dtype, ctx.input(0).shape());
-}
+Status RandomNormalCompute(KernelContext& ctx) { return RandomFromShapeCompute(ctx, kNormal); }
+Status RandomNormalLikeCompute(KernelContext& ctx) { return RandomLikeCompute(ctx, kNormal); }
 
 }  // namespace
 
@@ -53,7 +19,7 @@ void RegisterRandomNormal(OpRegistry* r) {
   s.name = "RandomNormal";
   s.min_inputs = 0;
   s.max_inputs = 0;
-  s.infer = RandomNormalInfer;
+  s.infer = RandomFromShapeInfer;
   s.reference = RandomNormalCompute;
   s.no_grad_reason = "random output";
   s.deterministic = false;
@@ -63,7 +29,7 @@ void RegisterRandomNormal(OpRegistry* r) {
 void RegisterRandomNormalLike(OpRegistry* r) {
   OpSchema s;
   s.name = "RandomNormalLike";
-  s.infer = RandomNormalLikeInfer;
+  s.infer = RandomLikeInfer;
   s.reference = RandomNormalLikeCompute;
   s.no_grad_reason = "random output";
   s.deterministic = false;

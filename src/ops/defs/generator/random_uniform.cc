@@ -3,48 +3,14 @@
 // uniform in [low, high) (defaults 0 and 1) of `dtype` (default float32; RandomUniformLike defaults to the input's
 // type, which must then be a float type). See random_util.h for seeding.
 #include "ops/defs/generator/random_util.h"
-#include "ops/defs/tensor/tensor_util.h"
 
 namespace strata::ops {
 namespace {
 
-Status FillUniform(KernelContext& ctx, DType dtype, const Shape& shape) {
-  STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, dtype, shape));
-  const double low = ctx.node().GetFloat("low", 0.0f);
-  const double high = ctx.node().GetFloat("high", 1.0f);
-  NumpyRandom rng(OpSeed(ctx.node()));
-  return DispatchFloat(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    for (T& v : y->mutable_values<T>()) v = T(static_cast<ComputeType<T>>(low + (high - low) * rng.Uniform()));
-    return Status::OK();
-  });
-}
+const RandomDistribution kUniform{"low", 0.0f, "high", 1.0f, [](double a, double b, NumpyRandom& rng) { return a + (b - a) * rng.Uniform(); }};
 
-Status RandomUniformInfer(InferContext& ctx) {
-  STRATA_ASSIGN_OR_RETURN(DType dtype, RandomDtype(ctx.node(), DType::kFloat32));
-  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ctx.node().RequireInts("shape"));
-  STRATA_ASSIGN_OR_RETURN(Shape shape, ShapeFromDims(dims, ctx.node(), "shape"));
-  ctx.SetOutput(0, dtype, PartialShape::Of(shape));
-  return Status::OK();
-}
-
-Status RandomUniformCompute(KernelContext& ctx) {
-  STRATA_ASSIGN_OR_RETURN(DType dtype, RandomDtype(ctx.node(), DType::kFloat32));
-  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ctx.node().RequireInts("shape"));
-  STRATA_ASSIGN_OR_RETURN(Shape shape, ShapeFromDims(dims, ctx.node(), "shape"));
-  return FillUniform(ctx, dtype, shape);
-}
-
-Status RandomUniformLikeInfer(InferContext& ctx) {
-  STRATA_ASSIGN_OR_RETURN(DType dtype, RandomDtype(ctx.node(), ctx.input_dtype(0)));
-  ctx.SetOutput(0, dtype, ctx.input_shape(0));
-  return Status::OK();
-}
-
-Status RandomUniformLikeCompute(KernelContext& ctx) {
-  STRATA_ASSIGN_OR_RETURN(DType dtype, RandomDtype(ctx.node(), ctx.input(0).dtype()));
-  return FillUniform(ctx, dtype, ctx.input(0).shape());
-}
+Status RandomUniformCompute(KernelContext& ctx) { return RandomFromShapeCompute(ctx, kUniform); }
+Status RandomUniformLikeCompute(KernelContext& ctx) { return RandomLikeCompute(ctx, kUniform); }
 
 }  // namespace
 
@@ -53,7 +19,7 @@ void RegisterRandomUniform(OpRegistry* r) {
   s.name = "RandomUniform";
   s.min_inputs = 0;
   s.max_inputs = 0;
-  s.infer = RandomUniformInfer;
+  s.infer = RandomFromShapeInfer;
   s.reference = RandomUniformCompute;
   s.no_grad_reason = "random output";
   s.deterministic = false;
@@ -63,7 +29,7 @@ void RegisterRandomUniform(OpRegistry* r) {
 void RegisterRandomUniformLike(OpRegistry* r) {
   OpSchema s;
   s.name = "RandomUniformLike";
-  s.infer = RandomUniformLikeInfer;
+  s.infer = RandomLikeInfer;
   s.reference = RandomUniformLikeCompute;
   s.no_grad_reason = "random output";
   s.deterministic = false;

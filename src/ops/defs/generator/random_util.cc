@@ -1,5 +1,7 @@
 #include "ops/defs/generator/random_util.h"
 
+#include "ops/defs/tensor/tensor_util.h"
+
 #include <atomic>
 #include <cmath>
 #include <random>
@@ -78,6 +80,51 @@ StatusOr<DType> RandomDtype(const Node& node, DType def) {
   if (!IsFloatingPoint(t))
     return InvalidArgumentError(node.Describe(), ": the output type must be a float type, got ", DTypeName(t));
   return t;
+}
+
+namespace {
+
+Status Fill(KernelContext& ctx, const RandomDistribution& dist, DType dtype, const Shape& shape) {
+  STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, dtype, shape));
+  const double a = ctx.node().GetFloat(dist.a_name, dist.a_default);
+  const double b = ctx.node().GetFloat(dist.b_name, dist.b_default);
+  NumpyRandom rng(OpSeed(ctx.node()));
+  return DispatchFloat(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (T& v : y->mutable_values<T>()) v = T(static_cast<ComputeType<T>>(dist.draw(a, b, rng)));
+    return Status::OK();
+  });
+}
+
+StatusOr<Shape> AttributeShape(const Node& node) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> dims, node.RequireInts("shape"));
+  return ShapeFromDims(dims, node, "shape");
+}
+
+}  // namespace
+
+Status RandomFromShapeInfer(InferContext& ctx) {
+  STRATA_ASSIGN_OR_RETURN(DType dtype, RandomDtype(ctx.node(), DType::kFloat32));
+  STRATA_ASSIGN_OR_RETURN(Shape shape, AttributeShape(ctx.node()));
+  ctx.SetOutput(0, dtype, PartialShape::Of(shape));
+  return Status::OK();
+}
+
+Status RandomLikeInfer(InferContext& ctx) {
+  STRATA_ASSIGN_OR_RETURN(DType dtype, RandomDtype(ctx.node(), ctx.input_dtype(0)));
+  ctx.SetOutput(0, dtype, ctx.input_shape(0));
+  return Status::OK();
+}
+
+Status RandomFromShapeCompute(KernelContext& ctx, const RandomDistribution& dist) {
+  STRATA_ASSIGN_OR_RETURN(DType dtype, RandomDtype(ctx.node(), DType::kFloat32));
+  STRATA_ASSIGN_OR_RETURN(Shape shape, AttributeShape(ctx.node()));
+  return Fill(ctx, dist, dtype, shape);
+}
+
+Status RandomLikeCompute(KernelContext& ctx, const RandomDistribution& dist) {
+  STRATA_ASSIGN_OR_RETURN(DType dtype, RandomDtype(ctx.node(), ctx.input(0).dtype()));
+  return Fill(ctx, dist, dtype, ctx.input(0).shape());
 }
 
 }  // namespace strata::ops

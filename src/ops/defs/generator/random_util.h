@@ -36,4 +36,19 @@ uint32_t OpSeed(const Node& node);
 // Output dtype of a random op: the ONNX `dtype` attribute when present, else `def`; must be a float type.
 StatusOr<DType> RandomDtype(const Node& node, DType def);
 
+// The kernels shared by RandomUniform/RandomNormal (shape from the `shape` attribute) and their *Like forms (shape,
+// and default dtype, from input 0). A distribution is a pair of attribute-derived parameters (a, b) and a `draw`
+// turning them and the generator into one value: uniform is a + (b - a) * U, normal is a + b * G.
+struct RandomDistribution {
+  const char* a_name;
+  float a_default;
+  const char* b_name;
+  float b_default;
+  double (*draw)(double a, double b, NumpyRandom& rng);
+};
+Status RandomFromShapeInfer(InferContext& ctx);
+Status RandomLikeInfer(InferContext& ctx);
+Status RandomFromShapeCompute(KernelContext& ctx, const RandomDistribution& dist);
+Status RandomLikeCompute(KernelContext& ctx, const RandomDistribution& dist);
+
 }  // namespace strata::ops
