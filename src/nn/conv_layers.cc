@@ -114,7 +114,8 @@ class PoolLayer final : public Layer {
         return std::vector<Value>{{ctx.Emit1("ReduceMean", {in[0].name}, std::move(a)), false}};
       }
       const std::string g = ctx.Emit1("GlobalAveragePool", {in[0].name});
-      return std::vector<Value>{{ctx.Emit1("Reshape", {g, ctx.ConstInts({0, -1})}), false}};
+      // Squeeze (not Reshape to [0, -1]) keeps the channel count known when the batch size is not.
+      return std::vector<Value>{{ctx.Emit1("Squeeze", {g, ctx.ConstInts({2, 3})}), false}};
     }
     STRATA_ASSIGN_OR_RETURN(std::string x, ctx.ChannelsFirst(in[0]));
     graph::AttributeMap a;

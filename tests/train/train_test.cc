@@ -199,6 +199,92 @@ TEST(TrainerTest, SmallCnnLearnsBars) {
   EXPECT_EQ(t->train_stats().plan_cache_misses, 1);
 }
 
+// The same bars through batch norm (training mode: batch statistics, moving statistics updated), a depthwise
+// convolution, global pooling and layer norm: the layers whose gradients come from the gradients work.
+TEST(TrainerTest, NormalizationAndDepthwiseLayersTrain) {
+  Rng rng(11);
+  const int n = 256;
+  Tensor x = Tensor::Zeros(DType::kFloat32, Shape{n, 8, 8, 1});
+  Tensor y = Tensor::Empty(DType::kInt64, Shape{n});
+  for (int i = 0; i < n; ++i) {
+    const int label = static_cast<int>(rng.Below(2));
+    const int pos = static_cast<int>(rng.Below(8));
+    y.data<int64_t>()[i] = label;
+    for (int k = 0; k < 8; ++k) {
+      const int h = label ? pos : k, w = label ? k : pos;
+      x.data<float>()[(i * 8 + h) * 8 + w] = 1.0f;
+    }
+    for (int k = 0; k < 64; ++k) x.data<float>()[i * 64 + k] += 0.1f * rng.Normal();
+  }
+  auto in = nn::Input({8, 8, 1}, "x");
+  auto h = nn::Conv2D(4, {1, 3}, {.padding = "same"})(in);
+  h = nn::BatchNormalization()(h);
+  h = nn::Activation("relu")(h);
+  h = nn::DepthwiseConv2D({3, 1}, 2, {.padding = "same", .activation = "relu"})(h);
+  h = nn::GlobalAveragePooling2D()(h);
+  h = nn::LayerNormalization()(h);
+  auto logits = nn::Dense(2)(h);
+  nn::Model model({in}, {{"logits", logits}}, "norms");
+  auto t = Trainer::Create(&model, Compile("adam", 0.02), {.seed = 3});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto ds = data::Dataset::FromTensorSlices({{"x", x}, {"label", y}}).Shuffle(n, {.seed = 2}).Batch(32);
+  auto hist = (*t)->Fit(ds, {.epochs = 6, .verbose = 0});
+  ASSERT_TRUE(hist.ok()) << hist.status().ToString();
+  EXPECT_LT(hist->history.at("loss").back(), 0.5 * hist->history.at("loss").front());
+  EXPECT_GT(hist->history.at("accuracy").back(), 0.9);
+  // The moving statistics moved away from their initial values (mean 0, variance 1).
+  int moving = 0;
+  for (const auto& [name, w] : model.weights()) {
+    if (name.find("moving_mean") != std::string::npos || name.find("moving_variance") != std::string::npos) {
+      ++moving;
+      const float init = name.find("moving_mean") != std::string::npos ? 0.0f : 1.0f;
+      double change = 0;
+      for (float v : w.values<float>()) change += std::fabs(v - init);
+      EXPECT_GT(change, 1e-3) << name;
+    }
+  }
+  EXPECT_EQ(moving, 2);
+}
+
+// Token ids through an Embedding: the class is whether token 1 occurs in the sequence.
+TEST(TrainerTest, EmbeddingTrains) {
+  Rng rng(5);
+  const int n = 256, len = 6;
+  Tensor x = Tensor::Empty(DType::kInt64, Shape{n, len});
+  Tensor y = Tensor::Empty(DType::kInt64, Shape{n});
+  for (int i = 0; i < n; ++i) {
+    const int label = static_cast<int>(rng.Below(2));
+    y.data<int64_t>()[i] = label;
+    for (int k = 0; k < len; ++k) x.data<int64_t>()[i * len + k] = 2 + static_cast<int64_t>(rng.Below(8));
+    if (label) x.data<int64_t>()[i * len + rng.Below(len)] = 1;
+  }
+  auto in = nn::Input({len}, "x", DType::kInt64);
+  auto h = nn::Embedding(10, 4)(in);
+  h = nn::Flatten()(h);
+  auto logits = nn::Dense(2)(h);
+  nn::Model model({in}, {{"logits", logits}}, "tokens");
+  auto t = Trainer::Create(&model, Compile("adam", 0.05), {.seed = 4});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  std::map<std::string, Tensor> before;
+  for (const auto& [name, w] : model.weights()) before[name] = w.Clone();
+  auto ds = data::Dataset::FromTensorSlices({{"x", x}, {"label", y}}).Shuffle(n, {.seed = 2}).Batch(32);
+  auto hist = (*t)->Fit(ds, {.epochs = 8, .verbose = 0});
+  ASSERT_TRUE(hist.ok()) << hist.status().ToString();
+  EXPECT_LT(hist->history.at("loss").back(), 0.5 * hist->history.at("loss").front());
+  EXPECT_GT(hist->history.at("accuracy").back(), 0.9);
+  // The embedding table itself learned (its gradient flows), the row of token 1 most of all.
+  int tables = 0;
+  for (const auto& [name, w] : model.weights()) {
+    if (name.find("embedding") == std::string::npos) continue;
+    ++tables;
+    ASSERT_EQ(w.num_elements(), 40);
+    double row1 = 0;
+    for (int j = 0; j < 4; ++j) row1 += std::fabs(w.data<float>()[4 + j] - before.at(name).data<float>()[4 + j]);
+    EXPECT_GT(row1, 1e-2) << name;
+  }
+  EXPECT_EQ(tables, 1);
+}
+
 TEST(TrainerTest, StateMismatchListsEveryDifference) {
   auto model = Mlp();
   auto t = *Trainer::Create(model.get(), Compile());
