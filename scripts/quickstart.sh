@@ -49,3 +49,5 @@ echo "== 3/4 strata export"
 
 echo "== 4/4 predict test images through the exported model"
 "$STRATA" eval --data_dir "$DATA" --model "$OUT/models/$MODEL/1/model.onnx" --show 5
+
+echo "TensorBoard logs (scalars, weight histograms, graph): tensorboard --logdir $OUT/logs-$MODEL"
