@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "../io/test_util.h"
@@ -16,8 +17,13 @@ namespace strata::train {
 namespace {
 
 using testing_util::RunPython;
-using testing_util::SourcePath;
 using testing_util::TempPath;
+
+// A path in the source tree ($STRATA_SOURCE_DIR, else the tree this test was configured from).
+std::string SourcePath(const std::string& relative) {
+  const char* root = std::getenv("STRATA_SOURCE_DIR");
+  return std::string(root ? root : STRATA_TEST_SOURCE_DIR) + "/" + relative;
+}
 
 io::NamedTensors Blobs(int n, uint64_t seed) {
   Rng rng(seed);
