@@ -4,6 +4,8 @@
 #include <set>
 #include <string>
 
+#include "graph/infer.h"
+
 namespace strata::train {
 namespace {
 
@@ -74,17 +76,28 @@ GraphAttr ConvertAttr(const graph::Attribute& at) {
   return StringAttr("undefined");
 }
 
-// Known type information of a value: graph inputs, outputs, value_info and initializers.
+// Known type information of a value: graph-level inference (no constant folding) from the graph inputs' types,
+// else the graph's own annotations (inputs, outputs, value_info, initializers).
 struct ValueTypes {
   std::map<std::string, const graph::ValueInfo*> info;
+  graph::InferredGraph inferred;
   const graph::Graph* g;
   explicit ValueTypes(const graph::Graph& graph) : g(&graph) {
     for (const auto& v : graph.inputs) info[v.name] = &v;
     for (const auto& [name, v] : graph.value_info) info[name] = &v;
     for (const auto& v : graph.outputs) info[v.name] = &v;
+    graph::InferOptions o;
+    o.fold_constants = false;
+    // A graph that does not infer (out of order, unknown op) keeps its annotations only: the picture is optional.
+    if (!graph::InferGraph(graph, graph.inputs, o, &inferred).ok()) inferred.types.clear();
   }
   // Fills dtype and shape; false when nothing is known.
   bool Find(const std::string& value, DType* dtype, PartialShape* shape) const {
+    if (auto it = inferred.types.find(value); it != inferred.types.end() && it->second.dtype != DType::kUndefined) {
+      *dtype = it->second.dtype;
+      *shape = it->second.shape;
+      return true;
+    }
     if (auto it = g->initializers.find(value); it != g->initializers.end()) {
       *dtype = it->second.dtype();
       *shape = PartialShape::Of(it->second.shape());

@@ -9,8 +9,9 @@
 namespace strata::train {
 
 // One GraphDef node per IR node (name, op = "<domain>.<op_type>" outside ai.onnx, inputs as "producer[:k]"), one
-// "Placeholder" node per graph input and one "Const" node per initializer (attrs dtype and shape). Known shapes and
-// dtypes of node outputs go into the attrs "_output_shapes" and "T"/"dtype" as TF writes them; ONNX attributes become
+// "Placeholder" node per graph input and one "Const" node per initializer (attrs dtype and shape). Shapes and dtypes
+// of node outputs (from graph-level inference on the inputs' types, else the graph's annotations) go into the attrs
+// "_output_shapes" and "T"/"dtype" as TF writes them; ONNX attributes become
 // AttrValues of the same name (tensors and subgraphs are summarised as strings). Nameless or duplicate node names
 // get "<op_type>_<index>".
 std::vector<io::GraphNode> ToTensorBoardGraph(const graph::Graph& g);

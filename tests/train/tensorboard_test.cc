@@ -195,6 +195,14 @@ for n in g.node:
 ops = {n.op for n in g.node}
 assert {'Placeholder', 'Gemm'} <= ops or {'Placeholder', 'MatMul'} <= ops, ops
 assert any(n.op.startswith('strata.') for n in g.node), ops  # the optimizer update ops
+# shapes from graph-level inference: every node has _output_shapes; the first Dense's product is [batch, 16]
+missing = [n.name for n in g.node if '_output_shapes' not in n.attr]
+assert not missing, missing
+mm = [n for n in g.node if n.op in ('MatMul', 'Gemm') and 'dense/kernel' in n.input]
+assert len(mm) == 1, [(n.name, list(n.input)) for n in g.node if n.op in ('MatMul', 'Gemm')]
+dims = [d.size for d in mm[0].attr['_output_shapes'].list.shape[0].dim]
+assert len(dims) == 2 and dims[1] == 16 and dims[0] in (-1, 32), dims
+assert mm[0].attr['T'].type == 1  # DT_FLOAT
 texts = [e for e in train[0] if e.WhichOneof('what') == 'summary' and e.summary.value[0].tag == 'model_summary']
 assert len(texts) == 1 and texts[0].summary.value[0].metadata.plugin_data.plugin_name == 'text'
 assert b'dense' in texts[0].summary.value[0].tensor.string_val[0]
