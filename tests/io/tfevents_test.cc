@@ -151,6 +151,13 @@ shape = g.node[0].attr['_output_shapes'].list.shape[0]
 assert [d.size for d in shape.dim] == [-1, 8] and not shape.unknown_rank, shape
 assert g.node[0].attr['dtype'].type == 1
 assert list(g.node[2].attr['perm'].list.i) == [1, -2]
+
+# A second decoder: protoc --decode (C++ protobuf) on the raw payload of the first scalar record.
+import subprocess
+payload = tr.read_records(files[0])[1]
+text = subprocess.run(['protoc', '--proto_path=' + ROOT, '--decode=tensorflow.Event', 'tensorflow/core/util/event.proto'],
+                      input=payload, capture_output=True, check=True).stdout.decode()
+assert 'tag: "loss"' in text and 'simple_value: 1' in text and 'step' not in text, text  # step 0 is omitted
 )PY"),
             0);
 }
