@@ -241,6 +241,16 @@ TEST(TensorBoardTest, BadOptionsAreClearErrors) {
   EXPECT_FALSE(TensorBoard({.histogram_freq = -1}).ok());
   EXPECT_FALSE(TensorBoard({.log_dir = ""}).ok());
   EXPECT_TRUE(TensorBoard({.update_freq = "batch"}).ok());
+  // Hooks called out of order are an error, not a crash.
+  auto model = Mlp();
+  auto t = Trainer::Create(model.get(), Compile());
+  ASSERT_TRUE(t.ok());
+  auto cb = TensorBoard({.log_dir = TempPath("tb_unused")});
+  ASSERT_TRUE(cb.ok());
+  Logs logs;
+  logs.Set("loss", 1.0);
+  EXPECT_EQ((*cb)->OnEpochEnd(**t, 0, logs).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*cb)->OnTrainBatchEnd(**t, 0, logs).code(), StatusCode::kFailedPrecondition);
   EXPECT_TRUE(TensorBoard({.update_freq = "100"}).ok());
 }
 

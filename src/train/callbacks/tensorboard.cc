@@ -31,6 +31,7 @@ class TensorBoardCallback final : public Callback {
   }
 
   Status OnTrainBatchEnd(Trainer& t, int64_t batch, const Logs& logs) override {
+    if (!train_) return FailedPreconditionError("TensorBoard callback: batch end before train begin");
     if (options_.write_graph && !graph_written_) {
       graph_written_ = true;
       if (const graph::Model* g = t.training_graph())
@@ -44,6 +45,7 @@ class TensorBoardCallback final : public Callback {
   }
 
   Status OnEpochEnd(Trainer& t, int epoch, Logs& logs) override {
+    if (!train_) return FailedPreconditionError("TensorBoard callback: epoch end before train begin");
     bool has_lr = false;
     for (const auto& [k, v] : logs.items()) {
       if (k.rfind("val_", 0) == 0) {
