@@ -51,3 +51,5 @@ echo "== 4/5 strata export"
 
 echo "== 5/5 predict test images through the exported model"
 "$STRATA" eval --validation_pattern "$OUT/data/test-*" --model "$OUT/models/$MODEL/1/model.onnx" --show 5
+
+echo "TensorBoard logs (scalars, weight histograms, graph): tensorboard --logdir $OUT/logs-$MODEL"

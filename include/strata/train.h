@@ -253,6 +253,21 @@ std::shared_ptr<Callback> LearningRateScheduler(std::function<double(int epoch, 
 // uninterrupted run; on a normal train end removes the backups when delete_checkpoint.
 std::shared_ptr<Callback> BackupAndRestore(std::string backup_dir, int64_t save_freq = 0, bool delete_checkpoint = true);
 
+// Keras TensorBoard (specs/tf-formats.md §5.3): event files in <log_dir>/train and <log_dir>/validation (two runs).
+// Per epoch (step = epoch): epoch_<key> in train, epoch_<key without val_> in validation, epoch_learning_rate in
+// train; update_freq "batch" or "N": batch_<key> (running means) in train every N batches, step = iterations;
+// every histogram_freq epochs: "<weight>/histogram" (':' -> '_') in train; write_graph: the training graph (op graph,
+// after the first batch) and the model summary as text. Files are flushed every flush_secs, at each epoch end and
+// at train end; each Fit opens new files, so restarts never rewrite old ones. See docs/training.md.
+struct TensorBoardOptions {
+  std::string log_dir = "logs";
+  int histogram_freq = 0;
+  bool write_graph = true;
+  std::string update_freq = "epoch";  // "epoch", "batch" or a number of batches
+  double flush_secs = 120;
+};
+StatusOr<std::shared_ptr<Callback>> TensorBoard(TensorBoardOptions options = {});
+
 // Shared by the callbacks: the Keras improvement rule (specs/tf-formats.md §5.2).
 struct Monitor {
   bool higher_is_better = false;

@@ -100,6 +100,12 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   if (!f.log_dir.empty()) {
     STRATA_RETURN_IF_ERROR(MakeDirs(f.log_dir));
     fo.callbacks.push_back(train::CSVLogger(JoinPath(f.log_dir, "training.csv"), ',', f.resume));
+    train::TensorBoardOptions tbo;
+    tbo.log_dir = f.log_dir;
+    tbo.histogram_freq = f.histogram_freq;
+    tbo.update_freq = f.update_freq;
+    STRATA_ASSIGN_OR_RETURN(auto tb, train::TensorBoard(tbo));
+    fo.callbacks.push_back(std::move(tb));
   }
   if (fo.initial_epoch >= fo.epochs) {
     std::printf("nothing to do: %d of %d epochs already trained\n", fo.initial_epoch, fo.epochs);

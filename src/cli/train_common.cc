@@ -30,7 +30,9 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option("--optimizer", f->optimizer, "sgd, adam, adamw, rmsprop");
   cmd->add_option("--weight_decay", f->weight_decay, "Decoupled weight decay (default: the optimizer's)");
   cmd->add_option("--global_clipnorm", f->global_clipnorm, "Clip gradients by global norm (0 = off)");
-  cmd->add_option("--log_dir", f->log_dir, "Training logs (CSV; TensorBoard events once the writer lands)");
+  cmd->add_option("--log_dir", f->log_dir, "Training logs: training.csv and TensorBoard runs train/, validation/");
+  cmd->add_option("--histogram_freq", f->histogram_freq, "TensorBoard weight histograms every N epochs (0 = off)");
+  cmd->add_option("--update_freq", f->update_freq, "TensorBoard scalars: epoch, batch or every N batches");
   cmd->add_flag("--deterministic", f->deterministic, "Bitwise-reproducible run (one intra-op thread unless set)");
   cmd->add_flag("--resume", f->resume, "Continue from --checkpoint_dir");
   cmd->add_option("--steps_per_epoch", f->steps_per_epoch, "Batches per epoch (-1 = the whole dataset)");
@@ -71,6 +73,8 @@ Status ApplyConfig(CLI::App* cmd, TrainFlags* f) {
     else if (key == "checkpoint_dir") STRATA_RETURN_IF_ERROR(str(&f->checkpoint_dir));
     else if (key == "log_dir") STRATA_RETURN_IF_ERROR(str(&f->log_dir));
     else if (key == "export_dir") STRATA_RETURN_IF_ERROR(str(&f->export_dir));
+    else if (key == "update_freq") STRATA_RETURN_IF_ERROR(str(&f->update_freq));
+    else if (key == "histogram_freq") STRATA_RETURN_IF_ERROR(num(&f->histogram_freq));
     else if (key == "num_classes") STRATA_RETURN_IF_ERROR(num(&f->num_classes));
     else if (key == "batch_size") STRATA_RETURN_IF_ERROR(num(&f->batch_size));
     else if (key == "epochs") STRATA_RETURN_IF_ERROR(num(&f->epochs));

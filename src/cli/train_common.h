@@ -32,6 +32,8 @@ struct TrainFlags {
   double global_clipnorm = 0;     // 0: none
   std::string checkpoint_dir;
   std::string log_dir;
+  int histogram_freq = 1;                // TensorBoard weight histograms every N epochs (0 = off)
+  std::string update_freq = "epoch";     // TensorBoard batch scalars: epoch | batch | N
   uint64_t seed = 0;
   bool deterministic = false;
   bool resume = false;
