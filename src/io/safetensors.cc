@@ -54,7 +54,10 @@ StatusOr<Entry> ParseEntry(const std::string& name, const Json& v, std::string_v
   const Json* shape = v.Find("shape");
   const Json* offsets = v.Find("data_offsets");
   if (!dtype || !shape || !offsets)
-    return DataLossError(where, ": tensor '", name, "': missing ", !dtype ? "dtype" : !shape ? "shape" : "data_offsets");
+    return DataLossError(where, ": tensor '", name, "': missing ",
+                         !dtype   ? "dtype"
+                         : !shape ? "shape"
+                                  : "data_offsets");
   if (!dtype->is_string()) return DataLossError(where, ": tensor '", name, "': dtype must be a string");
   auto t = SafetensorsDTypeFromName(dtype->as_string());
   if (!t.ok()) return DataLossError(where, ": tensor '", name, "': ", t.status().message());
@@ -79,11 +82,10 @@ StatusOr<Entry> ParseEntry(const std::string& name, const Json& v, std::string_v
     if (bytes > (static_cast<unsigned __int128>(1) << 64)) bytes = static_cast<unsigned __int128>(1) << 64;
   }
   if (bytes != e.end - e.begin) {
-    const std::string need = bytes == (static_cast<unsigned __int128>(1) << 64)
-                                 ? std::string("more than 2^64")
-                                 : StrCat(static_cast<uint64_t>(bytes));
-    return DataLossError(where, ": tensor '", name, "': ", dtype->as_string(), " shape ", shape->Dump(), " needs ", need,
-                         " bytes, data_offsets [", e.begin, ", ", e.end, "] hold ", e.end - e.begin);
+    const std::string need = bytes == (static_cast<unsigned __int128>(1) << 64) ? std::string("more than 2^64")
+                                                                                : StrCat(static_cast<uint64_t>(bytes));
+    return DataLossError(where, ": tensor '", name, "': ", dtype->as_string(), " shape ", shape->Dump(), " needs ",
+                         need, " bytes, data_offsets [", e.begin, ", ", e.end, "] hold ", e.end - e.begin);
   }
   unsigned __int128 nonzero = 1;  // a zero dimension makes any shape empty, but the others must still be sane
   for (int64_t d : dims)
@@ -99,8 +101,10 @@ std::string RepeatedKey(std::string_view text) {
   std::vector<std::set<std::string>> objects;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == '{') objects.emplace_back();
-    else if (c == '}' && !objects.empty()) objects.pop_back();
+    if (c == '{')
+      objects.emplace_back();
+    else if (c == '}' && !objects.empty())
+      objects.pop_back();
     else if (c == '"') {
       const size_t start = i;
       for (++i; i < text.size() && text[i] != '"'; ++i)
@@ -109,7 +113,8 @@ std::string RepeatedKey(std::string_view text) {
       while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r')) ++j;
       if (j < text.size() && text[j] == ':' && !objects.empty()) {
         auto key = Json::Parse(text.substr(start, i + 1 - start));
-        const std::string k = key.ok() && key->is_string() ? key->as_string() : std::string(text.substr(start, i + 1 - start));
+        const std::string k =
+            key.ok() && key->is_string() ? key->as_string() : std::string(text.substr(start, i + 1 - start));
         if (!objects.back().insert(k).second) return k;
       }
     }

@@ -1,12 +1,13 @@
 // safetensors: files we write are read by python3 (json + numpy.frombuffer, written here from the format's
 // description), files python3 writes are read by us, and every malformed header is rejected with a message that
 // names the file and the tensor.
+#include "io/safetensors.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "core/file_util.h"
-#include "io/safetensors.h"
 #include "test_util.h"
 
 namespace strata::io {
@@ -43,32 +44,35 @@ TEST(SafetensorsTest, PythonReadsWhatWeWrite) {
   const std::string path = TempPath("w.safetensors");
   ASSERT_TRUE(WriteSafetensors(path, ts, {{"format", "pt"}, {"note", "a \"quoted\" value"}}).ok());
   // The reader below knows only the format: header length, JSON, offsets, numpy dtypes.
-  std::string py = "import json, struct, numpy as np\n"
-                   "b = open('" + path + "', 'rb').read()\n"
-                   "n, = struct.unpack('<Q', b[:8])\n"
-                   "h = json.loads(b[8:8 + n])\n"
-                   "data = b[8 + n:]\n"
-                   "assert h.pop('__metadata__') == {'format': 'pt', 'note': 'a \"quoted\" value'}\n"
-                   "dt = {'F32': '<f4', 'F64': '<f8', 'F16': '<f2', 'I64': '<i8', 'I32': '<i4', 'I16': '<i2',\n"
-                   "      'I8': 'i1', 'U8': 'u1', 'BOOL': '?', 'BF16': '<u2'}\n"
-                   "spans = sorted(tuple(v['data_offsets']) for v in h.values())\n"
-                   "assert spans[0][0] == 0 and spans[-1][1] == len(data), spans\n"
-                   "assert all(a[1] == b[0] for a, b in zip(spans, spans[1:])), spans\n"
-                   "def get(k):\n"
-                   "    v = h[k]; s, e = v['data_offsets']\n"
-                   "    return np.frombuffer(data[s:e], dtype=dt[v['dtype']]).reshape(v['shape'])\n"
-                   "assert h['dense/kernel']['dtype'] == 'F32' and h['dense/kernel']['shape'] == [2, 3]\n"
-                   "assert (get('dense/kernel') == np.arange(6, dtype=np.float32).reshape(2, 3) * 0.5 - 1).all()\n"
-                   "assert h['step']['shape'] == [] and get('step') == -1234567890123\n"
-                   "assert h['empty']['shape'] == [0, 4] and get('empty').size == 0\n"
-                   "for k, v in h.items():\n"
-                   "    s, e = v['data_offsets']\n"
-                   "    assert s % np.dtype(dt[v['dtype']]).itemsize == 0, (k, s)  # aligned\n"
-                   "    if k not in ('dense/kernel', 'step', 'empty', 'mask'):\n"
-                   "        raw = bytes((i * 37 + 11) % 256 for i in range(e - s))\n"
-                   "        assert data[s:e] == raw, k\n"
-                   "assert list(get('mask')) == [bool(((i * 37 + 11) % 256) & 1) for i in range(4)]\n"
-                   "assert n % 8 == 0\n";
+  std::string py =
+      "import json, struct, numpy as np\n"
+      "b = open('" +
+      path +
+      "', 'rb').read()\n"
+      "n, = struct.unpack('<Q', b[:8])\n"
+      "h = json.loads(b[8:8 + n])\n"
+      "data = b[8 + n:]\n"
+      "assert h.pop('__metadata__') == {'format': 'pt', 'note': 'a \"quoted\" value'}\n"
+      "dt = {'F32': '<f4', 'F64': '<f8', 'F16': '<f2', 'I64': '<i8', 'I32': '<i4', 'I16': '<i2',\n"
+      "      'I8': 'i1', 'U8': 'u1', 'BOOL': '?', 'BF16': '<u2'}\n"
+      "spans = sorted(tuple(v['data_offsets']) for v in h.values())\n"
+      "assert spans[0][0] == 0 and spans[-1][1] == len(data), spans\n"
+      "assert all(a[1] == b[0] for a, b in zip(spans, spans[1:])), spans\n"
+      "def get(k):\n"
+      "    v = h[k]; s, e = v['data_offsets']\n"
+      "    return np.frombuffer(data[s:e], dtype=dt[v['dtype']]).reshape(v['shape'])\n"
+      "assert h['dense/kernel']['dtype'] == 'F32' and h['dense/kernel']['shape'] == [2, 3]\n"
+      "assert (get('dense/kernel') == np.arange(6, dtype=np.float32).reshape(2, 3) * 0.5 - 1).all()\n"
+      "assert h['step']['shape'] == [] and get('step') == -1234567890123\n"
+      "assert h['empty']['shape'] == [0, 4] and get('empty').size == 0\n"
+      "for k, v in h.items():\n"
+      "    s, e = v['data_offsets']\n"
+      "    assert s % np.dtype(dt[v['dtype']]).itemsize == 0, (k, s)  # aligned\n"
+      "    if k not in ('dense/kernel', 'step', 'empty', 'mask'):\n"
+      "        raw = bytes((i * 37 + 11) % 256 for i in range(e - s))\n"
+      "        assert data[s:e] == raw, k\n"
+      "assert list(get('mask')) == [bool(((i * 37 + 11) % 256) & 1) for i in range(4)]\n"
+      "assert n % 8 == 0\n";
   ASSERT_EQ(RunPython(py), 0);
   // And it reads back to the same bytes.
   auto back = ReadSafetensors(path);
@@ -96,7 +100,9 @@ TEST(SafetensorsTest, ReadsWhatPythonWrites) {
                       "     'a': {'data_offsets': [0, 48], 'shape': [3, 4], 'dtype': 'F32'},\n"
                       "     'c': {'dtype': 'F64', 'shape': [2], 'data_offsets': [56, 72]}}\n"
                       "j = json.dumps(h).encode()\n"
-                      "open('" + path + "', 'wb').write(struct.pack('<Q', len(j)) + j + a.tobytes() + b.tobytes()"
+                      "open('" +
+                      path +
+                      "', 'wb').write(struct.pack('<Q', len(j)) + j + a.tobytes() + b.tobytes()"
                       " + c.tobytes())\n"),
             0);
   auto st = ReadSafetensors(path);
@@ -134,7 +140,8 @@ TEST(SafetensorsTest, RejectsMalformedFilesNamingFileAndTensor) {
       {Image("[]", 0), "does not start with '{'"},
       {Image("{\"w\":", 0), "f.st header"},
       {Image("{" + ok_entry + "," + ok_entry + "}", 8), "key 'w' appears twice"},
-      {Image(R"({"w":{"dtype":"F32","dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8), "key 'dtype' appears twice"},
+      {Image(R"({"w":{"dtype":"F32","dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8),
+       "key 'dtype' appears twice"},
       {Image(R"({"__metadata__":{"k":"a","\u006b":"b"}})", 0), "key 'k' appears twice"},
       {Image(R"({"w":{"dtype":"F8","shape":[2],"data_offsets":[0,8]}})", 8), "tensor 'w': unsupported dtype 'F8'"},
       {Image(R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8), "tensor 'w': a dimension must be"},
@@ -145,7 +152,9 @@ TEST(SafetensorsTest, RejectsMalformedFilesNamingFileAndTensor) {
       {Image(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 12), "cover 8 of the 12 bytes"},
       {Image(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12), "tensor 'w' starts at data offset 4"},
       {Image(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-             R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12), "overlaps"},
+             R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+             12),
+       "overlaps"},
       {Image(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}})", 8), "unexpected key 'x'"},
       {Image(R"({"w":{"dtype":"F32","data_offsets":[0,8]}})", 8), "tensor 'w': missing shape"},
       {Image(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", 8), "data_offsets must be [begin, end]"},
@@ -163,7 +172,9 @@ TEST(SafetensorsTest, RejectsMalformedFilesNamingFileAndTensor) {
   }
   // Zero-size tensors may share an offset; trailing spaces pad the header.
   auto ok = ParseSafetensors(Image(R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},)"
-                                   R"("b":{"dtype":"I8","shape":[0,3],"data_offsets":[0,0]}}   )", 0), "f.st");
+                                   R"("b":{"dtype":"I8","shape":[0,3],"data_offsets":[0,0]}}   )",
+                                   0),
+                             "f.st");
   EXPECT_TRUE(ok.ok()) << ok.status().ToString();
 }
 
