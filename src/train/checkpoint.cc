@@ -5,7 +5,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <set>
 
 #include "core/file_util.h"
@@ -96,15 +98,43 @@ Status VerifyTensors(const io::Safetensors& file, const Json* table, const std::
   return Status::OK();
 }
 
+// Writes and fsyncs a new file inside the temporary directory (whose own fsync and rename publish it: no per-file
+// rename needed).
+Status WriteFileSynced(const std::string& path, std::string_view bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return UnavailableError("cannot create '", path, "': ", std::strerror(errno));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const int err = errno;
+      ::close(fd);
+      return UnavailableError("writing '", path, "' failed: ", std::strerror(err));
+    }
+    done += static_cast<size_t>(w);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!synced) return UnavailableError("fsync of '", path, "' failed: ", std::strerror(err));
+  return Status::OK();
+}
+
+Status WriteSafetensorsSynced(const std::string& path, const io::NamedTensors& tensors) {
+  STRATA_ASSIGN_OR_RETURN(std::string bytes, io::SerializeSafetensors(tensors, {{"format", "strata"}}));
+  return WriteFileSynced(path, bytes);
+}
+
 Status WriteDirectory(const std::string& tmp, const TrainingState& s, const CheckpointOptions& o) {
   io::NamedTensors weights(s.weights.begin(), s.weights.end());
-  STRATA_RETURN_IF_ERROR(io::WriteSafetensors(JoinPath(tmp, kModelFile), weights, {{"format", "strata"}}));
+  STRATA_RETURN_IF_ERROR(WriteSafetensorsSynced(JoinPath(tmp, kModelFile), weights));
   Json tensors = Json::MakeObject();
   tensors.Set(kModelFile, TensorTable(weights));
   if (!o.weights_only) {
     io::NamedTensors slots(s.slots.begin(), s.slots.end());
     slots.emplace_back(kIterations, Tensor::Scalar<int64_t>(s.iterations));
-    STRATA_RETURN_IF_ERROR(io::WriteSafetensors(JoinPath(tmp, kOptimizerFile), slots, {{"format", "strata"}}));
+    STRATA_RETURN_IF_ERROR(WriteSafetensorsSynced(JoinPath(tmp, kOptimizerFile), slots));
     tensors.Set(kOptimizerFile, TensorTable(slots));
   }
   Json state = Json::MakeObject();
@@ -134,7 +164,7 @@ Status WriteDirectory(const std::string& tmp, const TrainingState& s, const Chec
   state.Set("written_at", Now());
   state.Set("tensors", tensors);
   // state.json last: a directory with it is complete (the rename makes that visible at once anyway).
-  STRATA_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(tmp, kStateFile), state.Dump(1) + "\n"));
+  STRATA_RETURN_IF_ERROR(WriteFileSynced(JoinPath(tmp, kStateFile), state.Dump(1) + "\n"));
   return FsyncDirectory(tmp);
 }
 

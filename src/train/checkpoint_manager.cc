@@ -244,10 +244,10 @@ Status CheckpointManager::Sweep() {
   }
   std::vector<CheckpointEntry> kept, dropped;
   for (size_t i = 0; i < n; ++i) (keep[i] ? kept : dropped).push_back(entries_[i]);
-  if (dropped.empty()) return Status::OK();
-  // Each is renamed to a temporary name first (one atomic step), then the state file stops naming them, then the
-  // temporaries go. A kill before the state file is rewritten leaves it naming a missing directory (Open drops it);
-  // a kill later leaves temporaries (Open removes them); never an unlisted checkpoint.
+  // Each is renamed to a temporary name first (one atomic step), then the state file is rewritten once (naming the
+  // new checkpoint and the kept ones), then the temporaries go. A kill before the state file is rewritten leaves the
+  // old one naming missing directories (Open drops them) and the new checkpoint unlisted but newer (Open adopts it);
+  // a kill later leaves temporaries (Open removes them).
   std::vector<std::string> doomed;
   for (const CheckpointEntry& e : dropped) {
     const std::string path = e.name[0] == '/' ? e.name : JoinPath(dir_, e.name);
@@ -274,8 +274,7 @@ StatusOr<std::string> CheckpointManager::Save(const TrainingState& state, const 
       std::remove_if(entries_.begin(), entries_.end(), [&](const CheckpointEntry& x) { return x.name == rel; }),
       entries_.end());
   entries_.push_back(std::move(e));
-  STRATA_RETURN_IF_ERROR(WriteStateFile());
-  STRATA_RETURN_IF_ERROR(Sweep());
+  STRATA_RETURN_IF_ERROR(Sweep());  // writes the state file
   return path;
 }
 
