@@ -220,8 +220,8 @@ Status RestoreCheckpoint(Trainer& trainer, const Checkpoint& checkpoint);
 // Opening a directory removes the temporary directories a killed writer left, and adopts a complete checkpoint newer
 // than the state file names (a writer killed between the rename and the state file).
 struct CheckpointManagerOptions {
-  int max_to_keep = 5;        // >= 1; 0 keeps every checkpoint (TF's None)
-  int keep_best = 0;          // also keep the best K by `monitor` (0 = off)
+  int max_to_keep = 5;  // >= 1; 0 keeps every checkpoint (TF's None)
+  int keep_best = 0;    // also keep the best K by `monitor` (0 = off)
   std::string monitor = "val_loss";
   std::string mode = "auto";  // min | max | auto (ModelCheckpoint's rule: max when the name contains "acc")
   std::string checkpoint_name = "ckpt";

@@ -18,7 +18,8 @@ namespace {
 // Saves a checkpoint through the manager at every epoch end, and every --checkpoint_steps steps.
 class SaveCheckpoints final : public train::Callback {
  public:
-  SaveCheckpoints(train::CheckpointManager* manager, const TrainFlags& f) : manager_(manager), steps_(f.checkpoint_steps) {
+  SaveCheckpoints(train::CheckpointManager* manager, const TrainFlags& f)
+      : manager_(manager), steps_(f.checkpoint_steps) {
     metadata_ = {{"model_name", f.model_name},
                  {"num_classes", StrCat(f.num_classes)},
                  {"input_shape", StrJoin(f.input_shape, ",")},
@@ -77,10 +78,10 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   if (!f.checkpoint_dir.empty()) {
     // The dataset version goes into every checkpoint; --resume refuses a checkpoint of other data.
     STRATA_ASSIGN_OR_RETURN(to.dataset_hash, TrainDataHash(f));
-    STRATA_ASSIGN_OR_RETURN(manager, train::CheckpointManager::Open(f.checkpoint_dir,
-                                                                    {.max_to_keep = f.keep_checkpoints,
-                                                                     .keep_best = f.keep_best,
-                                                                     .monitor = f.checkpoint_monitor}));
+    STRATA_ASSIGN_OR_RETURN(
+        manager, train::CheckpointManager::Open(
+                     f.checkpoint_dir,
+                     {.max_to_keep = f.keep_checkpoints, .keep_best = f.keep_best, .monitor = f.checkpoint_monitor}));
   }
   STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));
   int initial_epoch = 0;

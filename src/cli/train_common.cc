@@ -36,7 +36,8 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_flag("--resume", f->resume, "Continue from the latest checkpoint of --checkpoint_dir (bitwise-identically)");
   cmd->add_option("--keep_checkpoints", f->keep_checkpoints, "Keep the newest N checkpoints");
   cmd->add_option("--keep_best", f->keep_best, "Also keep the best K checkpoints by --checkpoint_monitor");
-  cmd->add_option("--checkpoint_monitor", f->checkpoint_monitor, "Metric ranking --keep_best (min unless it has 'acc')");
+  cmd->add_option("--checkpoint_monitor", f->checkpoint_monitor,
+                  "Metric ranking --keep_best (min unless it has 'acc')");
   cmd->add_option("--checkpoint_steps", f->checkpoint_steps, "Also checkpoint every N steps (0 = epoch ends only)");
   cmd->add_option("--steps_per_epoch", f->steps_per_epoch, "Batches per epoch (-1 = the whole dataset)");
   cmd->add_option("--verbose", f->verbose, "0 silent, 1 progress bar, 2 one line per epoch");

@@ -31,10 +31,10 @@ struct TrainFlags {
   double weight_decay = -1;       // < 0: the optimizer's default
   double global_clipnorm = 0;     // 0: none
   std::string checkpoint_dir;
-  int keep_checkpoints = 3;       // CheckpointManager max_to_keep (the newest N)
-  int keep_best = 0;              // ... plus the best K by checkpoint_monitor
+  int keep_checkpoints = 3;  // CheckpointManager max_to_keep (the newest N)
+  int keep_best = 0;         // ... plus the best K by checkpoint_monitor
   std::string checkpoint_monitor = "val_loss";
-  int64_t checkpoint_steps = 0;   // also save every N steps (0: at epoch ends only)
+  int64_t checkpoint_steps = 0;  // also save every N steps (0: at epoch ends only)
   std::string log_dir;
   uint64_t seed = 0;
   bool deterministic = false;
