@@ -187,6 +187,16 @@ TEST(CheckpointTest, CorruptionIsDataLossNamingTheTensor) {
   EXPECT_NE(bad.status().message().find("'optimizer/dense/bias/v' fails its CRC32C"), std::string::npos)
       << bad.status().message();
   EXPECT_EQ(ReadCheckpoint(dir + "/nope").status().code(), StatusCode::kNotFound);
+  // A well-formed file whose tensors differ from what state.json lists: every difference named.
+  ASSERT_TRUE(io::WriteSafetensors(file, {{"dense/kernel", Tensor::Zeros(DType::kFloat32, Shape{8, 2})},
+                                          {"stray", Tensor::Zeros(DType::kInt8, Shape{1})}})
+                  .ok());
+  bad = ReadCheckpoint(dir);
+  EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
+  for (const char* want : {"'dense/kernel' is F32 [8,2] in the file, F32 [8,16] in state.json",
+                           "'dense/bias' is listed in state.json but missing from the file",
+                           "'stray' is in the file but not in state.json"})
+    EXPECT_NE(bad.status().message().find(want), std::string::npos) << bad.status().message();
 }
 
 TEST(CheckpointTest, WeightsOfAnotherModelListEveryDifference) {
