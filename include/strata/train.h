@@ -83,6 +83,9 @@ struct TrainerOptions {
   int intra_op_threads = 0;     // 0 = leave the process setting alone
   size_t memory_limit_bytes = 0;
   bool optimize = true;         // graph passes (fusion) on the training graph
+  // The version of the training data (data::Manifest::hash), recorded in checkpoints; SetState refuses a state
+  // recorded with another non-empty hash. "" = not recorded.
+  std::string dataset_hash;
 };
 
 struct FitOptions {
@@ -114,6 +117,9 @@ struct TrainingState {
   int64_t batch = 0;    // batches of `epoch` already trained
   uint64_t seed = 0;
   std::optional<double> learning_rate_override;
+  // The epoch-end logs of every epoch trained so far (the metric history), oldest first.
+  std::vector<std::pair<int, Logs>> history;
+  std::string dataset_hash;  // see TrainerOptions::dataset_hash
 };
 
 class Trainer {
@@ -173,19 +179,86 @@ class Trainer {
   int64_t fit_steps_ = -1;
 };
 
-// ---- training-state checkpoints (interim format) ----
+// ---- checkpoints (docs/training.md "Checkpoints") ----
 //
-// <dir>/ckpt-<iterations>/ holds one onnx.TensorProto file per tensor (weights and optimizer slots) and state.json
-// (counters, seed, and name, dtype, shape and CRC32C of every tensor). Each checkpoint is written to a temporary
-// directory, fsync'd and renamed; then <dir>/latest (written atomically) names it and older ones beyond `keep` are
-// removed, so a process killed at any moment leaves the previous or the new checkpoint, whole. Loading verifies the
-// CRCs. This is the stand-in until the safetensors checkpoint format and CheckpointManager land; the contents
-// (TrainingState) stay the same.
-Status SaveTrainingState(const std::string& dir, const TrainingState& state, int keep = 2);
-// The newest checkpoint of `dir`, or nullopt when there is none.
-StatusOr<std::optional<TrainingState>> LoadLatestTrainingState(const std::string& dir);
-// Removes the checkpoints SaveTrainingState wrote in `dir` (and `latest`), nothing else.
-Status DeleteTrainingStates(const std::string& dir);
+// A checkpoint is a directory:
+//   model.safetensors      the weights by Keras name ("dense/kernel"), trainable and not
+//   optimizer.safetensors  the slots ("optimizer/<variable>/<slot>") and "optimizer/iterations" (int64 scalar);
+//                          absent from weights-only checkpoints
+//   state.json             format version, step, epoch, batch, RNG state (the seed; every stream is a pure function of
+//                          seed, step and epoch), learning-rate override, metric history, the logs at save time,
+//                          dataset manifest hash, metadata, and dtype, shape and CRC32C of every tensor
+// It is written into a temporary sibling directory (".<name>.tmp.<pid>"), every file and the directory fsync'd, then
+// renamed into place (an existing checkpoint of the same name is swapped out with one atomic renameat2), so a process
+// killed at any moment leaves the old or the new checkpoint, whole.
+struct CheckpointOptions {
+  bool weights_only = false;
+  Logs metrics;                                 // the logs at save time (CheckpointManager ranks by one of them)
+  std::map<std::string, std::string> metadata;  // free-form (strata train records model_name, num_classes...)
+};
+struct Checkpoint {
+  std::string path;
+  TrainingState state;  // slots empty when weights_only
+  bool weights_only = false;
+  Logs metrics;
+  std::map<std::string, std::string> metadata;
+  double written_at = 0;  // seconds since the epoch
+};
+Status WriteCheckpoint(const std::string& path, const TrainingState& state, const CheckpointOptions& options = {});
+// Reads a checkpoint directory, checking the safetensors files strictly, that they hold exactly the tensors
+// state.json lists, and the CRC32C of every tensor (DATA_LOSS naming the tensor and the file).
+StatusOr<Checkpoint> ReadCheckpoint(const std::string& path);
+// Names, dtypes and shapes of `weights` against the model's weights; InvalidArgument listing every difference.
+Status CheckWeightsMatch(const nn::Model& model, const std::map<std::string, Tensor>& weights, std::string_view where);
+// Restores weights, slots, counters, RNG position and history into a trainer (SetState, which lists every
+// difference); a weights-only checkpoint keeps the trainer's slots.
+Status RestoreCheckpoint(Trainer& trainer, const Checkpoint& checkpoint);
+
+// tf.train.CheckpointManager (specs/tf-formats.md §5.4) over strata checkpoints: saves <dir>/<name>-<step>, keeps
+// the newest `max_to_keep` and the best `keep_best` by a monitored metric, and records them in <dir>/checkpoint
+// (CheckpointState in protobuf text format, rewritten atomically; model_checkpoint_path names the latest).
+// Opening a directory removes the temporary directories a killed writer left, and adopts a complete checkpoint newer
+// than the state file names (a writer killed between the rename and the state file).
+struct CheckpointManagerOptions {
+  int max_to_keep = 5;  // >= 1; 0 keeps every checkpoint (TF's None)
+  int keep_best = 0;    // also keep the best K by `monitor` (0 = off)
+  std::string monitor = "val_loss";
+  std::string mode = "auto";  // min | max | auto (ModelCheckpoint's rule: max when the name contains "acc")
+  std::string checkpoint_name = "ckpt";
+};
+struct CheckpointEntry {
+  std::string name;  // relative to the directory
+  int64_t step = 0;
+  double timestamp = 0;
+  std::optional<double> metric;  // the monitored value at save time
+};
+class CheckpointManager {
+ public:
+  static StatusOr<std::unique_ptr<CheckpointManager>> Open(std::string directory,
+                                                           CheckpointManagerOptions options = {});
+  // Writes <dir>/<checkpoint_name>-<step> (or <dir>/<name> when given), rewrites the state file, then deletes the
+  // checkpoints that are neither among the newest max_to_keep nor the best keep_best. Returns the path.
+  StatusOr<std::string> Save(const TrainingState& state, const CheckpointOptions& options = {},
+                             const std::string& name = "");
+  // The kept checkpoints, oldest save first (the last is the latest).
+  const std::vector<CheckpointEntry>& checkpoints() const { return entries_; }
+  std::optional<std::string> latest() const;
+  // Reads (and verifies) the latest checkpoint; nullopt when there is none.
+  StatusOr<std::optional<Checkpoint>> ReadLatest() const;
+  // Removes every checkpoint it keeps, the state file and leftover temporary directories (nothing else).
+  Status DeleteAll();
+  const std::string& directory() const { return dir_; }
+
+ private:
+  CheckpointManager() = default;
+  Status WriteStateFile() const;
+  Status Sweep();
+  std::string dir_;
+  CheckpointManagerOptions options_;
+  bool higher_is_better_ = false;
+  std::vector<CheckpointEntry> entries_;
+  double last_preserved_timestamp_ = 0;
+};
 
 // ---- export (a serving signature for strata serve / TF-Serving clients) ----
 
@@ -268,6 +341,30 @@ struct TensorBoardOptions {
 };
 StatusOr<std::shared_ptr<Callback>> TensorBoard(TensorBoardOptions options = {});
 
+// ModelCheckpoint (specs/tf-formats.md §5.3): writes a checkpoint directory (see WriteCheckpoint) named by `filepath`,
+// a Python str.format template over epoch (1-based), batch (1-based, with an integer save_freq) and the log keys
+// ("ckpt-{epoch:02d}-{val_loss:.2f}"; a missing key is an error naming the available ones), and records it in the
+// `checkpoint` state file of its parent directory (nothing is ever deleted, as in Keras). save_best_only saves only
+// when `monitor` improved (§5.2, no min_delta; from initial_value_threshold or the first value) and saves anyway,
+// with a warning, when the key is missing.
+struct ModelCheckpointOptions {
+  std::string filepath;
+  std::string monitor = "val_loss";
+  int verbose = 0;
+  bool save_best_only = false;
+  bool save_weights_only = false;
+  std::string mode = "auto";  // auto: max if the name contains "acc" or starts with "fmeasure", else min
+  int64_t save_freq = 0;      // 0 = "epoch"; n > 0: every n batches, counted across epochs
+  std::optional<double> initial_value_threshold;
+  std::map<std::string, std::string> metadata;  // recorded in every checkpoint
+};
+StatusOr<std::shared_ptr<Callback>> ModelCheckpoint(ModelCheckpointOptions options);
+// Python str.format of a ModelCheckpoint template: {key} and {key:spec} with spec [[fill]align][sign][0][width]
+// [.precision][type] for types d, f, e, g, % and none; {{ and }} are braces. Integers in `ints` (epoch, batch),
+// doubles in `values`.
+StatusOr<std::string> FormatCheckpointPath(const std::string& pattern, const std::map<std::string, int64_t>& ints,
+                                           const Logs& values);
+
 // Shared by the callbacks: the Keras improvement rule (specs/tf-formats.md §5.2).
 struct Monitor {
   bool higher_is_better = false;
@@ -276,8 +373,8 @@ struct Monitor {
     return higher_is_better ? current > best + min_delta : current < best - min_delta;
   }
 };
-// mode "min"/"max"/"auto"; `rule` is "early_stopping" (auto: ends with acc/accuracy/auc -> max) or "contains_acc"
-// (auto: "acc" anywhere -> max; ModelCheckpoint and ReduceLROnPlateau).
+// mode "min"/"max"/"auto"; `rule` is "early_stopping" (auto: ends with acc/accuracy/auc -> max), "contains_acc"
+// (auto: "acc" anywhere -> max; ReduceLROnPlateau) or "model_checkpoint" (also max when it starts with fmeasure).
 StatusOr<Monitor> MakeMonitor(const std::string& monitor, const std::string& mode, double min_delta,
                               const std::string& rule);
 

@@ -75,7 +75,7 @@ Status RunEval(CLI::App* cmd, EvalArgs a) {
   if (a.flags.checkpoint_dir.empty()) return InvalidArgumentError("give --checkpoint_dir or --model");
   STRATA_ASSIGN_OR_RETURN(auto model, nn::ZooModel(a.flags.model_name, a.flags.input_shape, a.flags.num_classes));
   STRATA_RETURN_IF_ERROR(model->Build(0));
-  STRATA_RETURN_IF_ERROR(LoadWeights(model.get(), WeightsPath(a.flags.checkpoint_dir)));
+  STRATA_RETURN_IF_ERROR(LoadCheckpointWeights(model.get(), a.flags.checkpoint_dir));
   train::CompileOptions c;
   c.loss["logits"] = nn::Loss::SparseCategoricalCrossentropy(true);
   c.metrics["logits"] = {"accuracy"};

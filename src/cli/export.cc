@@ -23,7 +23,7 @@ Status RunExport(CLI::App* cmd, ExportArgs a) {
   if (a.base_dir.empty()) return InvalidArgumentError("give --export_base_dir");
   STRATA_ASSIGN_OR_RETURN(auto model, nn::ZooModel(a.flags.model_name, a.flags.input_shape, a.flags.num_classes));
   STRATA_RETURN_IF_ERROR(model->Build(0));
-  STRATA_RETURN_IF_ERROR(LoadWeights(model.get(), WeightsPath(a.flags.checkpoint_dir)));
+  STRATA_RETURN_IF_ERROR(LoadCheckpointWeights(model.get(), a.flags.checkpoint_dir));
   train::ExportOptions o;
   o.input_scale = a.raw_pixels ? 1.0f / 255.0f : 1.0f;
   o.labels = a.labels;

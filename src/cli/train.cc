@@ -1,5 +1,5 @@
-// `strata train`: the flags of a production train.py (see train_common.h), Keras-style progress, CSV logs, weights
-// saved each epoch to --checkpoint_dir, optional export at the end.
+// `strata train`: the flags of a production train.py (see train_common.h), Keras-style progress, CSV logs,
+// checkpoints in --checkpoint_dir (CheckpointManager: newest N, best K) and bitwise --resume, optional export.
 #include <malloc.h>
 
 #include <chrono>
@@ -15,28 +15,29 @@
 namespace strata::cli {
 namespace {
 
-// Saves weights.onnx and state.json after every epoch (interim format; see train_common.h).
-class SaveEachEpoch final : public train::Callback {
+// Saves a checkpoint through the manager at every epoch end, and every --checkpoint_steps steps.
+class SaveCheckpoints final : public train::Callback {
  public:
-  SaveEachEpoch(std::string dir, const TrainFlags& f) : dir_(std::move(dir)), f_(f) {}
-  Status OnEpochEnd(train::Trainer& t, int epoch, train::Logs& logs) override {
-    STRATA_RETURN_IF_ERROR(MakeDirs(dir_));
-    STRATA_RETURN_IF_ERROR(t.model().SetWeights(t.GetState().weights));
-    STRATA_RETURN_IF_ERROR(SaveWeights(t.model(), WeightsPath(dir_)));
-    Json state = Json::MakeObject();
-    state.Set("epoch", static_cast<int64_t>(epoch + 1));
-    state.Set("iterations", t.iterations());
-    state.Set("seed", static_cast<int64_t>(f_.seed));
-    state.Set("model_name", f_.model_name);
-    Json l = Json::MakeObject();
-    for (const auto& [k, v] : logs.items()) l.Set(k, v);
-    state.Set("logs", l);
-    return WriteFileAtomic(JoinPath(dir_, "state.json"), state.Dump(2) + "\n");
+  SaveCheckpoints(train::CheckpointManager* manager, const TrainFlags& f)
+      : manager_(manager), steps_(f.checkpoint_steps) {
+    metadata_ = {{"model_name", f.model_name},
+                 {"num_classes", StrCat(f.num_classes)},
+                 {"input_shape", StrJoin(f.input_shape, ",")},
+                 {"optimizer", f.optimizer}};
   }
+  Status OnTrainBatchEnd(train::Trainer& t, int64_t, const train::Logs& logs) override {
+    if (steps_ > 0 && t.iterations() % steps_ == 0) return Save(t, logs);
+    return Status::OK();
+  }
+  Status OnEpochEnd(train::Trainer& t, int, train::Logs& logs) override { return Save(t, logs); }
 
  private:
-  std::string dir_;
-  TrainFlags f_;
+  Status Save(train::Trainer& t, const train::Logs& logs) {
+    return manager_->Save(t.GetState(), {.metrics = logs, .metadata = metadata_}).status();
+  }
+  train::CheckpointManager* manager_;
+  int64_t steps_;
+  std::map<std::string, std::string> metadata_;
 };
 
 Status RunTrain(CLI::App* cmd, TrainFlags f) {
@@ -73,30 +74,38 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   to.deterministic = f.deterministic;
   to.intra_op_threads = f.intra_op_threads;
   to.memory_limit_bytes = static_cast<size_t>(f.memory_limit_mb) << 20;
-  int initial_epoch = 0;
-  if (f.resume && !f.checkpoint_dir.empty() && FileExists(WeightsPath(f.checkpoint_dir))) {
-    STRATA_RETURN_IF_ERROR(LoadWeights(model.get(), WeightsPath(f.checkpoint_dir)));
-    STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(JoinPath(f.checkpoint_dir, "state.json")));
-    STRATA_ASSIGN_OR_RETURN(Json state, Json::Parse(text, "state.json"));
-    STRATA_ASSIGN_OR_RETURN(int64_t e, state.GetInt("epoch"));
-    initial_epoch = static_cast<int>(e);
-    LogInfo("resuming after epoch ", initial_epoch, " from ", f.checkpoint_dir,
-            " (weights only: optimizer slots restart until the safetensors checkpoint lands)");
+  std::unique_ptr<train::CheckpointManager> manager;
+  if (!f.checkpoint_dir.empty()) {
+    // The dataset version goes into every checkpoint; --resume refuses a checkpoint of other data.
+    STRATA_ASSIGN_OR_RETURN(to.dataset_hash, TrainDataHash(f));
+    STRATA_ASSIGN_OR_RETURN(
+        manager, train::CheckpointManager::Open(
+                     f.checkpoint_dir,
+                     {.max_to_keep = f.keep_checkpoints, .keep_best = f.keep_best, .monitor = f.checkpoint_monitor}));
   }
   STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));
-  if (initial_epoch > 0) {
-    train::TrainingState s = trainer->GetState();
-    s.weights = model->weights();
-    s.iterations = initial_epoch * steps;
-    STRATA_RETURN_IF_ERROR(trainer->SetState(s));
+  int initial_epoch = 0;
+  int64_t initial_batch = 0;
+  if (f.resume && manager) {
+    STRATA_ASSIGN_OR_RETURN(std::optional<train::Checkpoint> latest, manager->ReadLatest());
+    if (latest) {
+      STRATA_RETURN_IF_ERROR(train::RestoreCheckpoint(*trainer, *latest));
+      initial_epoch = latest->state.epoch;
+      initial_batch = latest->state.batch;
+      LogInfo("resuming from ", latest->path, ": step ", latest->state.iterations, ", epoch ", initial_epoch + 1,
+              ", batch ", initial_batch);
+    } else {
+      LogInfo("--resume: no checkpoint in ", f.checkpoint_dir, " yet; starting from scratch");
+    }
   }
   train::FitOptions fo;
   fo.epochs = f.epochs;
   fo.initial_epoch = std::min(initial_epoch, f.epochs);
+  if (initial_epoch < f.epochs) fo.initial_batch = initial_batch;
   fo.steps_per_epoch = f.steps_per_epoch;
   fo.verbose = f.verbose;
   if (test_ds.ok()) fo.validation_data = *test_ds;
-  if (!f.checkpoint_dir.empty()) fo.callbacks.push_back(std::make_shared<SaveEachEpoch>(f.checkpoint_dir, f));
+  if (manager) fo.callbacks.push_back(std::make_shared<SaveCheckpoints>(manager.get(), f));
   if (!f.log_dir.empty()) {
     STRATA_RETURN_IF_ERROR(MakeDirs(f.log_dir));
     fo.callbacks.push_back(train::CSVLogger(JoinPath(f.log_dir, "training.csv"), ',', f.resume));

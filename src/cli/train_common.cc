@@ -18,7 +18,8 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option("--input_shape", f->input_shape, "H W C of one example")->expected(3);
   cmd->add_option("--num_classes", f->num_classes, "Number of classes");
   cmd->add_option("--batch_size", f->batch_size, "Global batch size");
-  cmd->add_option("--checkpoint_dir", f->checkpoint_dir, "Where weights are saved each epoch (and read by --resume, eval, export)");
+  cmd->add_option("--checkpoint_dir", f->checkpoint_dir,
+                  "Checkpoints (safetensors + state.json) saved each epoch, read by --resume, eval, export");
   cmd->add_option("--seed", f->seed, "Seed of weights, shuffling and dropout");
   cmd->add_option("--memory_limit_mb", f->memory_limit_mb, "Executor memory limit (0 = none)");
   cmd->add_option("--intra_op_threads", f->intra_op_threads, "Intra-op threads (0 = one per core)");
@@ -34,7 +35,12 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option("--histogram_freq", f->histogram_freq, "TensorBoard weight histograms every N epochs (0 = off)");
   cmd->add_option("--update_freq", f->update_freq, "TensorBoard scalars: epoch, batch or every N batches");
   cmd->add_flag("--deterministic", f->deterministic, "Bitwise-reproducible run (one intra-op thread unless set)");
-  cmd->add_flag("--resume", f->resume, "Continue from --checkpoint_dir");
+  cmd->add_flag("--resume", f->resume, "Continue from the latest checkpoint of --checkpoint_dir (bitwise-identically)");
+  cmd->add_option("--keep_checkpoints", f->keep_checkpoints, "Keep the newest N checkpoints");
+  cmd->add_option("--keep_best", f->keep_best, "Also keep the best K checkpoints by --checkpoint_monitor");
+  cmd->add_option("--checkpoint_monitor", f->checkpoint_monitor,
+                  "Metric ranking --keep_best (min unless it has 'acc')");
+  cmd->add_option("--checkpoint_steps", f->checkpoint_steps, "Also checkpoint every N steps (0 = epoch ends only)");
   cmd->add_option("--steps_per_epoch", f->steps_per_epoch, "Batches per epoch (-1 = the whole dataset)");
   cmd->add_option("--verbose", f->verbose, "0 silent, 1 progress bar, 2 one line per epoch");
   cmd->add_option("--export_dir", f->export_dir, "Export the trained model to <export_dir>/<model_name>/1");
@@ -75,6 +81,10 @@ Status ApplyConfig(CLI::App* cmd, TrainFlags* f) {
     else if (key == "export_dir") STRATA_RETURN_IF_ERROR(str(&f->export_dir));
     else if (key == "update_freq") STRATA_RETURN_IF_ERROR(str(&f->update_freq));
     else if (key == "histogram_freq") STRATA_RETURN_IF_ERROR(num(&f->histogram_freq));
+    else if (key == "checkpoint_monitor") STRATA_RETURN_IF_ERROR(str(&f->checkpoint_monitor));
+    else if (key == "keep_checkpoints") STRATA_RETURN_IF_ERROR(num(&f->keep_checkpoints));
+    else if (key == "keep_best") STRATA_RETURN_IF_ERROR(num(&f->keep_best));
+    else if (key == "checkpoint_steps") STRATA_RETURN_IF_ERROR(num(&f->checkpoint_steps));
     else if (key == "num_classes") STRATA_RETURN_IF_ERROR(num(&f->num_classes));
     else if (key == "batch_size") STRATA_RETURN_IF_ERROR(num(&f->batch_size));
     else if (key == "epochs") STRATA_RETURN_IF_ERROR(num(&f->epochs));
@@ -215,30 +225,27 @@ StatusOr<optim::Schedule> MakeSchedule(const TrainFlags& f, int64_t steps_per_ep
   return InvalidArgumentError("--lr_schedule must be constant, step, cosine or poly, got '", f.lr_schedule, "'");
 }
 
-std::string WeightsPath(const std::string& checkpoint_dir) { return JoinPath(checkpoint_dir, "weights.onnx"); }
-
-Status SaveWeights(const nn::Model& model, const std::string& path) {
-  STRATA_ASSIGN_OR_RETURN(graph::Model m, model.InferenceModel());
-  m.producer_name = "strata train";
-  STRATA_ASSIGN_OR_RETURN(std::string bytes, onnx::SerializeModel(m));
-  return WriteFileAtomic(path, bytes);
+StatusOr<train::Checkpoint> ReadCheckpointFlag(const std::string& dir) {
+  if (FileExists(JoinPath(dir, "state.json"))) return train::ReadCheckpoint(dir);
+  if (!FileExists(JoinPath(dir, "checkpoint")))
+    return NotFoundError("no checkpoint in '", dir,
+                         "' (expected a checkpoint directory with state.json, or a `checkpoint` state file)");
+  STRATA_ASSIGN_OR_RETURN(auto manager, train::CheckpointManager::Open(dir, {.max_to_keep = 0}));
+  STRATA_ASSIGN_OR_RETURN(std::optional<train::Checkpoint> c, manager->ReadLatest());
+  if (!c) return NotFoundError("the `checkpoint` state file of '", dir, "' names no checkpoint");
+  return std::move(*c);
 }
 
-Status LoadWeights(nn::Model* model, const std::string& path) {
-  STRATA_ASSIGN_OR_RETURN(graph::Model m, onnx::LoadModel(path));
-  std::map<std::string, Tensor> values;
-  std::vector<std::string> missing;
-  for (const nn::WeightSpec& w : model->weight_specs()) {
-    auto it = m.graph.initializers.find(w.name);
-    if (it == m.graph.initializers.end()) missing.push_back(w.name);
-    else values[w.name] = it->second;
-  }
-  if (!missing.empty())
-    return InvalidArgumentError("'", path, "' does not hold the weights of model '", model->name(), "': missing ",
-                                StrJoin(missing, ", "));
-  Status s = model->SetWeights(values);
-  if (!s.ok()) return s.WithContext(path);
-  return Status::OK();
+Status LoadCheckpointWeights(nn::Model* model, const std::string& dir) {
+  STRATA_ASSIGN_OR_RETURN(train::Checkpoint c, ReadCheckpointFlag(dir));
+  STRATA_RETURN_IF_ERROR(train::CheckWeightsMatch(*model, c.state.weights, StrCat("checkpoint '", c.path, "'")));
+  return model->SetWeights(c.state.weights);
+}
+
+StatusOr<std::string> TrainDataHash(const TrainFlags& f) {
+  const std::string pattern = !f.data_dir.empty() ? JoinPath(f.data_dir, "train-*-ubyte*") : f.tfrecord_pattern;
+  STRATA_ASSIGN_OR_RETURN(data::Manifest m, data::ComputeManifest(pattern));
+  return m.hash;
 }
 
 }  // namespace strata::cli

@@ -1,6 +1,5 @@
 // Shared by `strata train`, `strata eval` and `strata export`: the flags of a production train.py, the datasets
-// they describe, and the interim weights file (an ONNX inference model whose initializers are the weights, by
-// their Keras names) until the safetensors checkpoint format lands.
+// they describe, and reading the weights of a checkpoint (docs/training.md "Checkpoints").
 #pragma once
 
 #include <memory>
@@ -11,6 +10,7 @@
 #include "strata/data.h"
 #include "strata/nn.h"
 #include "strata/optim.h"
+#include "strata/train.h"
 
 namespace strata::cli {
 
@@ -31,6 +31,10 @@ struct TrainFlags {
   double weight_decay = -1;       // < 0: the optimizer's default
   double global_clipnorm = 0;     // 0: none
   std::string checkpoint_dir;
+  int keep_checkpoints = 3;  // CheckpointManager max_to_keep (the newest N)
+  int keep_best = 0;         // ... plus the best K by checkpoint_monitor
+  std::string checkpoint_monitor = "val_loss";
+  int64_t checkpoint_steps = 0;  // also save every N steps (0: at epoch ends only)
   std::string log_dir;
   int histogram_freq = 1;                // TensorBoard weight histograms every N epochs (0 = off)
   std::string update_freq = "epoch";     // TensorBoard batch scalars: epoch | batch | N
@@ -57,9 +61,12 @@ StatusOr<int64_t> CountBatches(const data::Dataset& ds);
 
 StatusOr<optim::Schedule> MakeSchedule(const TrainFlags& f, int64_t steps_per_epoch);
 
-// The interim weights file: <dir>/weights.onnx.
-std::string WeightsPath(const std::string& checkpoint_dir);
-Status SaveWeights(const nn::Model& model, const std::string& path);
-Status LoadWeights(nn::Model* model, const std::string& path);
+// The checkpoint --checkpoint_dir names: a checkpoint directory itself (it has state.json) or a CheckpointManager
+// directory (its latest checkpoint). NotFound when there is none.
+StatusOr<train::Checkpoint> ReadCheckpointFlag(const std::string& checkpoint_dir);
+// Loads a checkpoint's weights into a built model (names, dtypes and shapes checked, every difference listed).
+Status LoadCheckpointWeights(nn::Model* model, const std::string& checkpoint_dir);
+// The version (manifest hash) of the training files the flags name.
+StatusOr<std::string> TrainDataHash(const TrainFlags& f);
 
 }  // namespace strata::cli

@@ -95,7 +95,9 @@ StatusOr<History> Trainer::Fit(const data::Dataset& train, FitOptions options) {
     // The next epoch starts at batch 0 (what a checkpoint written now resumes from).
     state_.epoch = epoch + 1;
     state_.batch = 0;
+    state_.history.emplace_back(epoch, epoch_logs);  // checkpoints written at this epoch end include it
     STRATA_RETURN_IF_ERROR(Each(cbs, [&](Callback& c) { return c.OnEpochEnd(*this, epoch, epoch_logs); }));
+    state_.history.back().second = epoch_logs;  // with what the callbacks added (learning_rate)
     history.epoch.push_back(epoch);
     for (const auto& [k, v] : epoch_logs.items()) history.history[k].push_back(v);
     if (stop_training_) break;

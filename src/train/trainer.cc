@@ -36,6 +36,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOpti
   t->impl_ = std::make_unique<Impl>();
   t->impl_->options = options;
   t->state_.seed = options.seed;
+  t->state_.dataset_hash = options.dataset_hash;
   STRATA_ASSIGN_OR_RETURN(t->optimizer_, optim::MakeOptimizer(compile.optimizer, compile.optimizer_config));
   const auto& names = model->output_names();
   auto known = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
@@ -109,10 +110,16 @@ Status Trainer::SetState(const TrainingState& s) {
     for (const auto& [n, t] : got)
       if (!want.count(n)) problems.push_back(StrCat("unexpected ", what, " '", n, "' (", t.TypeString(), ")"));
   };
+  if (!s.dataset_hash.empty() && !state_.dataset_hash.empty() && s.dataset_hash != state_.dataset_hash)
+    return FailedPreconditionError("the training state was recorded on dataset version ", s.dataset_hash,
+                                   ", this run reads version ", state_.dataset_hash,
+                                   " (resuming on other data would not reproduce the run)");
   check(state_.weights, s.weights, "weight");
   check(state_.slots, s.slots, "optimizer slot");
   if (!problems.empty()) return InvalidArgumentError("training state does not match the model: ", StrJoin(problems, "; "));
+  const std::string dataset_hash = state_.dataset_hash.empty() ? s.dataset_hash : state_.dataset_hash;
   state_ = s;
+  state_.dataset_hash = dataset_hash;
   return model_->SetWeights(state_.weights);
 }
 

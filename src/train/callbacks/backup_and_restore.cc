@@ -1,7 +1,7 @@
-// BackupAndRestore (specs/tf-formats.md §5.3, with tf.keras's mid-epoch resume): saves the training state every
-// save_freq batches or at epoch ends, restores the newest backup when training begins, removes the backups after a
-// normal end. The resumed run continues at the saved (epoch, batch) with the saved weights, slots and counters, so it
-// ends bitwise-identical to an uninterrupted run (docs/training.md).
+// BackupAndRestore (specs/tf-formats.md §5.3, with tf.keras's mid-epoch resume): saves a checkpoint every save_freq
+// batches or at epoch ends through a CheckpointManager keeping one (as tf.keras does), restores the latest when
+// training begins, removes the backups after a normal end. The resumed run continues at the saved (epoch, batch) with
+// the saved weights, slots and counters, so it ends bitwise-identical to an uninterrupted run (docs/training.md).
 #include "core/logging.h"
 #include "strata/train.h"
 
@@ -14,34 +14,41 @@ class BackupAndRestoreCallback final : public Callback {
       : dir_(std::move(dir)), save_freq_(save_freq), delete_(delete_checkpoint) {}
 
   Status OnTrainBegin(Trainer& t) override {
-    STRATA_ASSIGN_OR_RETURN(std::optional<TrainingState> s, LoadLatestTrainingState(dir_));
-    if (!s) return Status::OK();
-    Status st = t.SetState(*s);
+    STRATA_ASSIGN_OR_RETURN(manager_, CheckpointManager::Open(dir_, {.max_to_keep = 1}));
+    STRATA_ASSIGN_OR_RETURN(std::optional<Checkpoint> c, manager_->ReadLatest());
+    if (!c) return Status::OK();
+    Status st = RestoreCheckpoint(t, *c);
     if (!st.ok()) return st.WithContext(StrCat("BackupAndRestore: restoring from '", dir_, "'"));
-    t.ResumeAt(s->epoch, s->batch);
-    LogInfo("BackupAndRestore: resuming at epoch ", s->epoch + 1, ", batch ", s->batch, " (step ", s->iterations,
-            ") from ", dir_);
+    t.ResumeAt(c->state.epoch, c->state.batch);
+    LogInfo("BackupAndRestore: resuming at epoch ", c->state.epoch + 1, ", batch ", c->state.batch, " (step ",
+            c->state.iterations, ") from ", c->path);
     return Status::OK();
   }
 
-  Status OnTrainBatchEnd(Trainer& t, int64_t, const Logs&) override {
-    if (save_freq_ > 0 && t.iterations() % save_freq_ == 0) return SaveTrainingState(dir_, t.GetState());
+  Status OnTrainBatchEnd(Trainer& t, int64_t, const Logs& logs) override {
+    if (save_freq_ > 0 && t.iterations() % save_freq_ == 0) return Save(t, logs);
     return Status::OK();
   }
 
-  Status OnEpochEnd(Trainer& t, int, Logs&) override {
-    if (save_freq_ <= 0) return SaveTrainingState(dir_, t.GetState());
+  Status OnEpochEnd(Trainer& t, int, Logs& logs) override {
+    if (save_freq_ <= 0) return Save(t, logs);
     return Status::OK();
   }
 
   Status OnTrainEnd(Trainer& t, const Logs&) override {
-    return delete_ ? DeleteTrainingStates(dir_) : Status::OK();
+    return delete_ && manager_ ? manager_->DeleteAll() : Status::OK();
   }
 
  private:
+  Status Save(Trainer& t, const Logs& logs) {
+    if (!manager_) return FailedPreconditionError("BackupAndRestore: saving before on_train_begin");
+    return manager_->Save(t.GetState(), {.metrics = logs}).status();
+  }
+
   std::string dir_;
   int64_t save_freq_;
   bool delete_;
+  std::unique_ptr<CheckpointManager> manager_;
 };
 
 }  // namespace

@@ -22,6 +22,8 @@ StatusOr<Monitor> MakeMonitor(const std::string& monitor, const std::string& mod
   } else if (mode == "auto") {
     if (rule == "early_stopping")
       m.higher_is_better = EndsWith(monitor, "acc") || EndsWith(monitor, "accuracy") || EndsWith(monitor, "auc");
+    else if (rule == "model_checkpoint")
+      m.higher_is_better = monitor.find("acc") != std::string::npos || monitor.rfind("fmeasure", 0) == 0;
     else
       m.higher_is_better = monitor.find("acc") != std::string::npos;
   } else {
