@@ -85,23 +85,24 @@ class MaxPoolGradNhwc final : public Kernel {
         at[k] = take ? ti : at[k];
       }
     }
-    // All-NaN windows keep at = -1: the reference then picks the window's first element (tap 0).
+    // The tap each channel's gradient goes to, or -1 for none. All-NaN windows kept at = -1: the reference picks the
+    // window's first element (tap 0). relu_input: the chosen X must be positive, i.e. best > 0 (an all-NaN window's
+    // best stayed 0, and NaN > 0 is false there too).
+    const bool relu = relu_;
+#pragma omp simd
+    for (int64_t k = 0; k < c; ++k) {
+      const int32_t a = at[k] < 0 ? 0 : at[k];
+      at[k] = (!relu || best[k] > 0.0f) ? a : -1;
+    }
     for (size_t t = 0; t < taps->size(); ++t) {
-      const float* xp = px + (*taps)[t];
-      float* dxp = pdx + (*taps)[t];
+      float* __restrict dxp = pdx + (*taps)[t];
       const int32_t ti = static_cast<int32_t>(t);
       if (tiles_) {
 #pragma omp simd
-        for (int64_t k = 0; k < c; ++k) {
-          const bool hit = (at[k] < 0 ? 0 : at[k]) == ti && (!relu_ || xp[k] > 0.0f);
-          dxp[k] = hit ? 0.0f + dyp[k] : 0.0f;  // 0 + dY, as the reference's zeroed accumulator (-0 becomes +0)
-        }
+        for (int64_t k = 0; k < c; ++k) dxp[k] = at[k] == ti ? dyp[k] + 0.0f : 0.0f;  // 0 + dY, as the reference
       } else {
 #pragma omp simd
-        for (int64_t k = 0; k < c; ++k) {
-          const bool hit = (at[k] < 0 ? 0 : at[k]) == ti && (!relu_ || xp[k] > 0.0f);
-          dxp[k] = hit ? dxp[k] + dyp[k] : dxp[k];
-        }
+        for (int64_t k = 0; k < c; ++k) dxp[k] = at[k] == ti ? dxp[k] + dyp[k] : dxp[k];
       }
     }
   }

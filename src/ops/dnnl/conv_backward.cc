@@ -78,7 +78,8 @@ Shape TensorShape(const Shape& nchw, bool nhwc) { return nhwc ? Shape{nchw[0], n
 
 // The layouts are left to oneDNN (its blocked ones), and plain or channels-last memory is reordered in and out:
 // oneDNN 2.6's backward convolutions on nhwc memory directly (jit:avx512_core) measured slower than the blocked
-// ones plus the reorders on the Fashion CNN (ic 1: 0.81 vs 0.53 ms; ic 32 -> 64: 3.7 vs 3.2 ms per step).
+// ones plus the reorders on the Fashion CNN (ic 1: 0.81 vs 0.57 ms, ic 32 -> 64: 3.7 vs 3.1 ms per step, reorders
+// included).
 template <typename Make, typename MakeAny>
 auto Choose(bool nhwc_direct, Make direct, MakeAny any) -> decltype(any()) {
   if (nhwc_direct) {
