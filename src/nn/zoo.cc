@@ -3,7 +3,7 @@
 
 namespace strata::nn {
 
-std::vector<std::string> ZooModelNames() { return {"mlp", "cnn_small"}; }
+std::vector<std::string> ZooModelNames() { return {"mlp", "cnn_small", "cnn_small_same"}; }
 
 StatusOr<std::unique_ptr<Model>> ZooModel(std::string_view name, std::vector<int64_t> input_shape,
                                           int64_t num_classes) {
@@ -14,10 +14,12 @@ StatusOr<std::unique_ptr<Model>> ZooModel(std::string_view name, std::vector<int
     x = Flatten()(in);
     x = Dense(256, {.activation = "relu"})(x);
     x = Dense(128, {.activation = "relu"})(x);
-  } else if (name == "cnn_small") {
-    x = Conv2D(32, 3, {.activation = "relu"})(in);
+  } else if (name == "cnn_small" || name == "cnn_small_same") {
+    // Keras defaults: 'valid' padding (26-13-11-5, 1600 features); cnn_small_same pads 'same' (28-14-14-7, 3136).
+    const std::string padding = name == "cnn_small" ? "valid" : "same";
+    x = Conv2D(32, 3, {.padding = padding, .activation = "relu"})(in);
     x = MaxPooling2D(2)(x);
-    x = Conv2D(64, 3, {.activation = "relu"})(x);
+    x = Conv2D(64, 3, {.padding = padding, .activation = "relu"})(x);
     x = MaxPooling2D(2)(x);
     x = Flatten()(x);
     x = Dense(128, {.activation = "relu"})(x);

@@ -285,6 +285,32 @@ TEST(AutodiffTest, SymbolicBatchDimensionGivesTheSameGradients) {
   }
 }
 
+// The float32 CNN training graph on the fast path (passes: channels-last regions that the backward ops join, the
+// channels-last MaxPoolGrad and convolution backward kernels) against the reference executor (no passes, reference
+// kernels): every gradient, the input's included.
+TEST(AutodiffTest, FashionCnnFloat32FastPathMatchesReference) {
+  Cnn net(DType::kFloat32, 8);
+  auto tm = std::make_shared<Model>(*net.gm.model);
+  std::vector<std::string> wrt{"x"};
+  for (const auto& p : net.params) wrt.push_back(p.first);
+  std::map<std::string, std::string> grads;
+  ASSERT_TRUE(BuildGradients(&tm->graph, net.loss, wrt, {}, &grads).ok());
+  tm->graph.outputs.clear();
+  for (const std::string& w : wrt) tm->graph.outputs.push_back({grads[w], DType::kUndefined, PartialShape::Unknown()});
+  const auto feeds = net.Feeds(DType::kFloat32, 8, 4);
+  std::vector<Tensor> got[2];
+  for (int fast = 0; fast < 2; ++fast) {
+    SessionOptions o;
+    o.use_fast_kernels = fast == 1;
+    o.optimize = fast == 1;
+    auto session = Session::Create(tm, o);
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    ASSERT_TRUE((*session)->Run(feeds, &got[fast]).ok());
+  }
+  for (size_t w = 0; w < wrt.size(); ++w)
+    EXPECT_EQ(testing::CompareTensors(got[1][w], got[0][w], 1e-3, 1e-5), "") << "gradient of " << wrt[w];
+}
+
 // Times float32 training steps (forward, gradients of every parameter, SGD update) at batch 64 with the fast kernels
 // and prints ms/step. STRATA_TRAIN_STEPS sets the number of timed steps (default 5).
 void TimeTrainingStep(const Net& net, const char* name) {

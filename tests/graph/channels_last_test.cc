@@ -1,4 +1,5 @@
 // ConvertToChannelsLast: convolution/pool regions run on [N, H, W, C] with Transposes only at the region's edges.
+#include "graph/autodiff.h"
 #include "ops/op.h"
 #include "tests/graph/pass_test_util.h"
 
@@ -66,6 +67,55 @@ TEST(ChannelsLastTest, NonScalarConstantsStayOutside) {
       .Output("y");
   graph::Graph g = CheckPass(b.model(), {{"x", RandomF({1, 4, 6, 6}, 3)}}, ConvertToChannelsLast);
   EXPECT_EQ(Count(g, "Add"), 1);
+}
+
+// A training graph (two conv-relu-pool stages, their gradients from autodiff): the backward pass's pool gradients,
+// convolution backward data/weights and ReluGrads join the forward region, so the activations they read need no
+// Transpose back to NCHW; the weight gradients come out plain.
+TEST(ChannelsLastTest, BackwardOpsJoinTheForwardRegion) {
+  GraphBuilder b;
+  const graph::AttributeMap pool = {{"kernel_shape", AInts({2, 2})}, {"strides", AInts({2, 2})}};
+  b.Input("x", {2, 1, 14, 14})
+      .Constant("w1", RandomF({4, 1, 3, 3}, 1, -0.5f, 0.5f))
+      .Constant("b1", RandomF({4}, 2))
+      .Constant("w2", RandomF({6, 4, 3, 3}, 3, -0.3f, 0.3f))
+      .Constant("b2", RandomF({6}, 4))
+      .Constant("r", RandomF({2, 6, 2, 2}, 5))
+      .Node("Conv", {"x", "w1", "b1"}, {"c1"})
+      .Node("Relu", {"c1"}, {"r1"})
+      .Node("MaxPool", {"r1"}, {"p1"}, pool)
+      .Node("Conv", {"p1", "w2", "b2"}, {"c2"})
+      .Node("Relu", {"c2"}, {"r2"})
+      .Node("MaxPool", {"r2"}, {"p2"}, pool)
+      .Node("Mul", {"p2", "r"}, {"m"})
+      .Node("ReduceSum", {"m"}, {"loss"}, {{"keepdims", AInt(0)}});
+  graph::Model model = b.model();
+  model.opset_imports["strata"] = 1;
+  std::map<std::string, std::string> grads;
+  ASSERT_TRUE(graph::BuildGradients(&model.graph, "loss", {"w1", "b1", "w2", "b2"}, {}, &grads).ok());
+  for (const char* w : {"w1", "b1", "w2", "b2"}) model.graph.outputs.push_back({grads.at(w), DType::kUndefined, {}});
+  const graph::Graph before = model.graph;
+  ASSERT_EQ(OpCounts(before).at("strata.MaxPoolGrad"), 2);
+  graph::Graph g = CheckPass(model, {{"x", RandomF({2, 1, 14, 14}, 6)}}, ConvertToChannelsLast);
+  if (ops::OpRegistry::Global().Find("strata", "ChannelsLast")->kernels.empty()) return;  // the pass did nothing
+  // Forward: 2 Conv + 2 MaxPool; backward: 2 MaxPoolGrad, 1 ConvBackwardData (p1's gradient), 2 ConvBackwardFilter.
+  EXPECT_EQ(Count(g, "strata.ChannelsLast"), 9);
+  EXPECT_EQ(Count(g, "strata.MaxPoolGrad"), 0);
+  EXPECT_EQ(Count(g, "strata.ConvBackwardData"), 0);
+  EXPECT_EQ(Count(g, "strata.ConvBackwardFilter"), 0);
+  EXPECT_EQ(Count(g, "strata.ReluGrad"), 2);
+  int filters_plain = 0;
+  for (const graph::Node& n : g.nodes)
+    if (n.op_type == "ChannelsLast" && n.GetString("op", "") == "ConvBackwardFilter") {
+      EXPECT_EQ(n.GetInt("nhwc_output", 1), 0);
+      EXPECT_EQ(n.GetInts("nhwc_inputs", {}), (std::vector<int64_t>{0, 1}));
+      ++filters_plain;
+    }
+  EXPECT_EQ(filters_plain, 2);
+  // Transposes only where values cross the region's edge: x in, p2 out (to the Mul), the gradient of p2 in. The
+  // shape operand of p1's gradient, Shape(p1), reads the channels-last p1 and permutes the shape (a Gather).
+  EXPECT_EQ(Count(g, "Transpose"), 3);
+  EXPECT_EQ(Count(g, "Gather"), 1);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // oneDNN kernels for the nn family (Conv, ConvTranspose, strata.FusedConv, Gemm, strata.FusedGemm, pools,
 // BatchNormalization, LRN, Softmax/LogSoftmax) against the reference kernels (tests/ops/op_harness.h). Every row
 // names the kernel it is about: the row fails when dnnl declines it (or, for expect_decline rows, accepts it).
+#include <cmath>
+
 #include "tests/ops/op_harness.h"
 
 namespace strata::testing {
@@ -324,6 +326,76 @@ TEST(DnnlChannelsLastTest, ConvPoolsAndNorm) {
   OpCase lrn = ChannelsLastRow("lrn has no channels-last kernel", "LRN", {x}, {{"size", AInt(3)}});
   lrn.expect_decline = true;
   RunOpCase(lrn);
+}
+
+// The backward ops of training graphs wrapped channels-last (graph/passes/channels_last.cc puts them there): dY, X
+// and dX are [N, H, W, C]; W, dW, dB and the shape operands are as the ops define them.
+TEST(DnnlChannelsLastTest, GradientOps) {
+  const Tensor x = RandomF({2, 9, 10, 8}, 110);  // NHWC: N=2, H=9, W=10, C=8
+  const AttributeMap pool2 = {{"kernel_shape", AInts({2, 2})}, {"strides", AInts({2, 2})}};
+  AttributeMap max = pool2;
+  max["op_domain"] = AString("strata");
+  max["nhwc_inputs"] = AInts({0, 1});
+  const Tensor dy_pool = RandomF({2, 4, 5, 8}, 111);
+  RunOpCase(ChannelsLastRow("max pool grad 2x2 s2", "MaxPoolGrad", {dy_pool, x}, max));
+  AttributeMap max_relu = max;
+  max_relu["relu_input"] = AInt(1);
+  RunOpCase(ChannelsLastRow("max pool grad through relu", "MaxPoolGrad", {dy_pool, x}, max_relu));
+  AttributeMap max3 = {{"kernel_shape", AInts({3, 3})},
+                       {"strides", AInts({2, 2})},
+                       {"pads", AInts({1, 1, 1, 1})},
+                       {"op_domain", AString("strata")},
+                       {"nhwc_inputs", AInts({0, 1})}};
+  RunOpCase(ChannelsLastRow("max pool grad 3x3 s2 overlapping", "MaxPoolGrad", {RandomF({2, 5, 5, 8}, 112), x}, max3));
+  AttributeMap avg = {{"kernel_shape", AInts({3, 3})}, {"pads", AInts({1, 1, 1, 1})}, {"op_domain", AString("strata")}};
+  RunOpCase(ChannelsLastRow("average pool grad", "AveragePoolGrad",
+                            {RandomF({2, 9, 10, 8}, 113), T_<int64_t>({2, 8, 9, 10}, {4})}, avg, {1}));
+
+  const AttributeMap conv = {{"pads", AInts({1, 1, 1, 1})}, {"op_domain", AString("strata")}};
+  const Tensor dy = RandomF({2, 9, 10, 16}, 114);
+  const Tensor w = RandomF({16, 8, 3, 3}, 115, -0.5f, 0.5f);
+  RunOpCase(
+      ChannelsLastRow("conv backward data", "ConvBackwardData", {dy, w, T_<int64_t>({2, 8, 9, 10}, {4})}, conv, {2}));
+  AttributeMap strided = {{"strides", AInts({2, 2})}, {"op_domain", AString("strata")}};
+  RunOpCase(ChannelsLastRow("conv backward data, stride 2", "ConvBackwardData",
+                            {RandomF({2, 4, 4, 16}, 116), w, T_<int64_t>({2, 8, 9, 10}, {4})}, strided, {2}));
+  AttributeMap filter = conv;
+  filter["nhwc_inputs"] = AInts({0, 1});
+  filter["nhwc_output"] = AInt(0);
+  OpCase f = ChannelsLastRow("conv backward filter + bias", "ConvBackwardFilter",
+                             {dy, x, T_<int64_t>({16, 8, 3, 3}, {4})}, filter, {2});
+  f.num_outputs = 2;
+  f.rtol = 1e-4;
+  f.atol = 1e-4;
+  RunOpCase(f);
+  f.label = "conv backward filter, no bias";
+  f.num_outputs = 1;
+  RunOpCase(f);
+  // The hand-written kernel (src/ops/cpu/max_pool_grad_nhwc.cc) on the same rows, and on ties, NaN and an all-NaN
+  // window, where it must pick what the reference picks (the first maximum in row-major order, NaN never winning).
+  for (OpCase row :
+       {ChannelsLastRow("cpu: max pool grad 2x2 s2", "MaxPoolGrad", {dy_pool, x}, max),
+        ChannelsLastRow("cpu: through relu", "MaxPoolGrad", {dy_pool, x}, max_relu),
+        ChannelsLastRow("cpu: 3x3 s2 overlapping", "MaxPoolGrad", {RandomF({2, 5, 5, 8}, 112), x}, max3)}) {
+    row.kernel = "cpu";
+    RunOpCase(row);
+  }
+  Tensor ties = RandomF({2, 9, 10, 8}, 117);
+  float* t = ties.mutable_values<float>().data();
+  for (int64_t i = 0; i < ties.num_elements(); ++i) t[i] = std::round(t[i] * 1.5f) / 2;  // many equal values
+  t[5] = std::nanf("");
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t w = 0; w < 2; ++w) t[(h * 10 + w) * 8 + 3] = std::nanf("");  // channel 3's first window: all NaN
+  for (const AttributeMap* a : {&max, &max_relu}) {
+    OpCase row = ChannelsLastRow("cpu: ties and NaN", "MaxPoolGrad", {dy_pool, ties}, *a);
+    row.kernel = "cpu";
+    RunOpCase(row);
+  }
+  OpCase nhwc_dw = ChannelsLastRow("conv backward filter must keep dW plain", "ConvBackwardFilter",
+                                   {dy, x, T_<int64_t>({16, 8, 3, 3}, {4})}, conv, {2});
+  nhwc_dw.attrs["nhwc_inputs"] = AInts({0, 1});
+  nhwc_dw.expect_decline = true;
+  RunOpCase(nhwc_dw);
 }
 
 }  // namespace

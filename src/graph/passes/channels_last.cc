@@ -4,6 +4,11 @@
 // applied to every operand), and Transposes convert at the region's edges only. oneDNN's optimised kernels read and
 // write nhwc directly, where NCHW costs a reorder of every activation in and out of every convolution.
 //
+// Training graphs: the gradient ops of those anchors (strata.MaxPoolGrad, AveragePoolGrad, ConvBackwardData,
+// ConvBackwardFilter) join a region when one of their activation inputs is already in it, so the backward pass reads
+// the forward activations where they are instead of through a Transpose back to NCHW. ConvBackwardFilter's output is
+// a weight gradient and stays as it is (`nhwc_output` = 0).
+//
 // Runs only when strata.ChannelsLast has a fast kernel (otherwise the reference would transpose around every node),
 // and only on graphs with a 2-D convolution. Every value involved is float32 and 4-D; a region value read outside the
 // region (or a graph output) gets one Transpose back to NCHW under its original name.
@@ -23,6 +28,12 @@ constexpr std::string_view kElementwiseOps[] = {
     "Relu", "LeakyRelu", "Elu", "Selu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Softplus", "Clip", "Abs",
     "Neg",  "Sqrt",      "Exp", "Log",  "Add",     "Sub",  "Mul",         "Div",       "Max",      "Min"};
 
+// strata-domain activation gradients (dY, Y -> dX), elementwise like the ops above.
+bool IsElementwiseGrad(const Node& n) {
+  return n.domain == kStrataDomain && n.inputs.size() == 2 &&
+         (n.op_type == "ReluGrad" || n.op_type == "SigmoidGrad" || n.op_type == "TanhGrad");
+}
+
 bool Is4DFloat(const InferredGraph& types, const std::string& v) {
   const ops::ValueType* t = passes::TypeOf(types, v);
   return t != nullptr && t->dtype == DType::kFloat32 && t->shape.rank() == 4;
@@ -32,6 +43,32 @@ bool OnlyOutput0(const Node& n) {
   for (size_t i = 1; i < n.outputs.size(); ++i)
     if (!n.outputs[i].empty()) return false;
   return !n.outputs.empty() && !n.outputs[0].empty();
+}
+
+// Gradient ops that become strata.ChannelsLast when one of their activation inputs is in a region: the activation
+// inputs, and whether output 0 is an activation (false for ConvBackwardFilter's weight gradient).
+bool IsGradAnchor(const Node& n, const InferredGraph& types, const std::unordered_set<std::string>& region,
+                  std::vector<int>* nhwc_inputs, bool* nhwc_output) {
+  if (n.domain != kStrataDomain || n.outputs.empty() || n.outputs[0].empty()) return false;
+  *nhwc_output = true;
+  if (n.op_type == "MaxPoolGrad" && n.inputs.size() == 2 && OnlyOutput0(n)) {
+    *nhwc_inputs = {0, 1};
+  } else if (n.op_type == "AveragePoolGrad" && n.inputs.size() == 2 && OnlyOutput0(n)) {
+    *nhwc_inputs = {0};
+  } else if (n.op_type == "ConvBackwardData" && n.inputs.size() == 3 && OnlyOutput0(n)) {
+    *nhwc_inputs = {0};
+  } else if (n.op_type == "ConvBackwardFilter" && n.inputs.size() == 3) {
+    *nhwc_inputs = {0, 1};
+    *nhwc_output = false;
+  } else {
+    return false;
+  }
+  bool any_in_region = false;
+  for (int k : *nhwc_inputs) {
+    if (!Is4DFloat(types, n.inputs[k])) return false;
+    any_in_region |= region.count(n.inputs[k]) > 0;
+  }
+  return any_in_region && (!*nhwc_output || Is4DFloat(types, n.outputs[0]));
 }
 
 // Nodes that become strata.ChannelsLast, with the inputs that are activations.
@@ -81,18 +118,24 @@ Status ConvertToChannelsLast(Graph* g) {
   // Roles, in topological order: an elementwise op or Concat joins when all its data inputs are region values.
   std::vector<Role> role(n, Role::kNone);
   std::vector<std::vector<int>> nhwc_inputs(n);
+  std::vector<bool> nhwc_output(n, true);
   std::unordered_set<std::string> region;  // values (original names) held channels-last
   bool any_conv = false;
   for (size_t i = 0; i < n; ++i) {
     const Node& node = g->nodes[i];
-    bool is_conv = false;
+    bool is_conv = false, out_nhwc = true;
     if (IsAnchor(node, types, &nhwc_inputs[i], &is_conv)) {
       role[i] = Role::kAnchor;
       any_conv |= is_conv;
-    } else if (node.domain.empty() && OnlyOutput0(node) && Is4DFloat(types, node.outputs[0])) {
-      const bool concat =
-          node.op_type == "Concat" && (node.GetInt("axis", -100) == 1 || node.GetInt("axis", -100) == -3);
+    } else if (IsGradAnchor(node, types, region, &nhwc_inputs[i], &out_nhwc)) {
+      role[i] = Role::kAnchor;
+      nhwc_output[i] = out_nhwc;
+    } else if ((node.domain.empty() || IsElementwiseGrad(node)) && OnlyOutput0(node) &&
+               Is4DFloat(types, node.outputs[0])) {
+      const bool concat = node.domain.empty() && node.op_type == "Concat" &&
+                          (node.GetInt("axis", -100) == 1 || node.GetInt("axis", -100) == -3);
       const bool elementwise =
+          IsElementwiseGrad(node) ||
           std::find(std::begin(kElementwiseOps), std::end(kElementwiseOps), node.op_type) != std::end(kElementwiseOps);
       if (!concat && !elementwise) continue;
       bool ok = node.has_input(0) && region.count(node.inputs[0]) > 0;
@@ -110,7 +153,7 @@ Status ConvertToChannelsLast(Graph* g) {
       role[i] = concat ? Role::kConcat : Role::kElementwise;
       nhwc_inputs[i] = std::move(data);
     }
-    if (role[i] != Role::kNone) region.insert(node.outputs[0]);
+    if (role[i] != Role::kNone && nhwc_output[i]) region.insert(node.outputs[0]);
   }
   if (!any_conv) return Status::OK();
 
@@ -139,9 +182,32 @@ Status ConvertToChannelsLast(Graph* g) {
     t.attrs["perm"] = Attribute::Ints(std::move(perm));
     out.push_back(std::move(t));
   };
+  // Shape readers of region values (the gradients' shape operands) read the channels-last value and permute its
+  // shape back: Shape(v_nhwc) then Gather [0, 3, 1, 2], instead of a Transpose of the whole activation.
+  std::unordered_map<int, std::string> shape_readers;  // node -> the channels-last value it reads
+  std::string nchw_order;
   for (size_t i = 0; i < n; ++i) {
     Node node = std::move(g->nodes[i]);
     if (role[i] == Role::kNone) {
+      auto fix = shape_readers.find(static_cast<int>(i));
+      if (fix != shape_readers.end()) {
+        if (nchw_order.empty()) {
+          nchw_order = fresh("channels_last/nchw_order");
+          g->initializers[nchw_order] = Tensor::FromVector<int64_t>({0, 3, 1, 2});
+        }
+        const std::string shape = node.outputs[0];
+        node.inputs[0] = fix->second;
+        node.outputs[0] = fresh(shape + "__nhwc");
+        Node gather;
+        gather.name = fresh(node.name + "/nchw_order");
+        gather.op_type = "Gather";
+        gather.opset = 13;
+        gather.inputs = {node.outputs[0], nchw_order};
+        gather.outputs = {shape};
+        out.push_back(std::move(node));
+        out.push_back(std::move(gather));
+        continue;
+      }
       out.push_back(std::move(node));
       continue;
     }
@@ -156,25 +222,36 @@ Status ConvertToChannelsLast(Graph* g) {
       v = it->second;
     }
     const std::string original = node.outputs[0];
-    const std::string renamed = fresh(original + "__nhwc");
-    nhwc_name[original] = renamed;
+    const std::string renamed = nhwc_output[i] ? fresh(original + "__nhwc") : original;
+    if (nhwc_output[i]) nhwc_name[original] = renamed;
     node.outputs[0] = renamed;
     if (role[i] == Role::kAnchor) {
       node.attrs["op"] = Attribute::String(node.op_type);
       if (!node.domain.empty()) node.attrs["op_domain"] = Attribute::String(node.domain);
       std::vector<int64_t> ins(nhwc_inputs[i].begin(), nhwc_inputs[i].end());
       node.attrs["nhwc_inputs"] = Attribute::Ints(std::move(ins));
+      if (!nhwc_output[i]) node.attrs["nhwc_output"] = Attribute::Int(0);
       node.op_type = "ChannelsLast";
       node.domain = std::string(kStrataDomain);
     } else if (role[i] == Role::kConcat) {
       node.attrs["axis"] = Attribute::Int(3);
     }
     out.push_back(std::move(node));
+    if (!nhwc_output[i]) continue;
     // Readers outside the region (or the graph's outputs) keep the NCHW value under its name.
     bool outside = uses.pinned.count(original) > 0;
     auto readers = uses.readers.find(original);
     if (readers != uses.readers.end())
-      for (const auto& [reader, input] : readers->second) outside |= role[reader] == Role::kNone;
+      for (const auto& [reader, input] : readers->second) {
+        if (role[reader] != Role::kNone) continue;
+        const Node& r = g->nodes[reader];  // a later node, not moved yet
+        if (r.domain.empty() && r.op_type == "Shape" && r.inputs.size() == 1 && OnlyOutput0(r) && !r.HasAttr("start") &&
+            !r.HasAttr("end")) {
+          shape_readers[reader] = renamed;
+          continue;
+        }
+        outside = true;
+      }
     if (outside) transpose(renamed, original, {0, 3, 1, 2});
   }
   g->nodes = std::move(out);

@@ -23,4 +23,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateSoftmaxGrad(const KernelInit& init);
 // norm_backward.cc: strata.BatchNormalizationGrad (training: batch statistics from a forward-training pass).
 StatusOr<std::unique_ptr<Kernel>> CreateBatchNormGrad(const KernelInit& init);
 
+// The same for strata.ChannelsLast nodes wrapping them (`nhwc`: the activations are [N, H, W, C]; channels_last.cc).
+StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& init, bool nhwc);
+StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& init, bool nhwc);
+StatusOr<std::unique_ptr<Kernel>> CreatePoolGradFor(const KernelInit& init, std::string_view op, bool nhwc);
+
 }  // namespace strata::ops::onednn

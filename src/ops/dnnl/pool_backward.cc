@@ -7,6 +7,7 @@
 // relu_input=1 (MaxPoolGrad only): the result also passes through Relu's gradient at X, as an eltwise backward step
 // in place on dX.
 // Average: declines count_include_pad where ceil_mode adds padding beyond the ONNX pads (oneDNN would count it).
+// Channels-last (strata.ChannelsLast wrapping them, `nhwc`): dY, X and dX are [N, H, W, C] (x_shape stays NCHW).
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/grad_kernels.h"
 #include "ops/dnnl/window.h"
@@ -14,16 +15,20 @@
 
 namespace strata::ops::onednn {
 
-StatusOr<std::unique_ptr<Kernel>> CreatePoolGrad(const KernelInit& init) {
+StatusOr<std::unique_ptr<Kernel>> CreatePoolGradFor(const KernelInit& init, std::string_view op, bool nhwc) {
   const Node& node = init.node;
-  const bool is_max = node.op_type == "MaxPoolGrad";
-  if (!is_max && node.op_type != "AveragePoolGrad") return Decline("not a pooling gradient");
+  const bool is_max = op == "MaxPoolGrad";
+  if (!is_max && op != "AveragePoolGrad") return Decline("not a pooling gradient");
   STRATA_RETURN_IF_ERROR(RequireFloat32(init, {1}));
   STRATA_ASSIGN_OR_RETURN(Shape y, KnownShape(init.inputs[0], "dY"));
+  if (nhwc && y.rank() != 4) return Decline("channels-last needs 4-D");
+  y = nhwc ? NhwcToNchw(y) : y;
   Shape x;
   if (is_max) {
     STRATA_ASSIGN_OR_RETURN(x, KnownShape(init.inputs[1], "X"));
     if (init.inputs[1].dtype != DType::kFloat32) return Decline("X is not float32");
+    if (nhwc && x.rank() != 4) return Decline("channels-last needs 4-D");
+    x = nhwc ? NhwcToNchw(x) : x;
   } else {
     if (!init.inputs[1].has_value()) return Decline("x_shape is not known at plan time");
     auto dims = ReadInts(*init.inputs[1].value, "x_shape");
@@ -40,8 +45,8 @@ StatusOr<std::unique_ptr<Kernel>> CreatePoolGrad(const KernelInit& init) {
     if (include && extra) return Decline("count_include_pad with ceil_mode padding beyond the pads");
     alg = include ? Alg::pooling_avg_include_padding : Alg::pooling_avg_exclude_padding;
   }
-  return BuildKernel(init, node.op_type, [&](PrimitiveKernel& k) -> Status {
-    const Md src = PlainMd(x), dst = PlainMd(y);
+  return BuildKernel(init, std::string(op), [&](PrimitiveKernel& k) -> Status {
+    const Md src = ActivationMd(x, nhwc), dst = ActivationMd(y, nhwc);
     dnnl::pooling_v2_forward::primitive_desc fwd(
         dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_training, alg, src, dst, w.strides, w.kernel,
                                        w.dilations, w.pad_l, w.pad_r),
@@ -52,15 +57,16 @@ StatusOr<std::unique_ptr<Kernel>> CreatePoolGrad(const KernelInit& init) {
     int ws = -1;
     if (is_max) {
       STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({1}));
-      const int xs = k.Input(1, src);
+      const int xs = k.Input(1, src, &src);
       const int ys = k.Temp(fwd.dst_desc());
       ws = k.Temp(fwd.workspace_desc());
       k.Add(dnnl::pooling_v2_forward(fwd), fwd, {{DNNL_ARG_SRC, xs}, {DNNL_ARG_DST, ys}, {DNNL_ARG_WORKSPACE, ws}});
     }
     std::vector<std::pair<int, int>> args;
-    args.emplace_back(DNNL_ARG_DIFF_DST, k.Input(0, bwd.diff_dst_desc()));
+    args.emplace_back(DNNL_ARG_DIFF_DST, k.Input(0, bwd.diff_dst_desc(), &dst));
     if (is_max) args.emplace_back(DNNL_ARG_WORKSPACE, ws);
-    const int dx = k.Output(0, x, bwd.diff_src_desc());
+    const Shape x_tensor = nhwc ? Shape{x[0], x[2], x[3], x[1]} : x;
+    const int dx = k.Output(0, x_tensor, bwd.diff_src_desc(), &src);
     args.emplace_back(DNNL_ARG_DIFF_SRC, dx);
     k.Add(dnnl::pooling_v2_backward(bwd), bwd, std::move(args));
     if (is_max && node.GetInt("relu_input", 0) != 0) {
@@ -69,11 +75,16 @@ StatusOr<std::unique_ptr<Kernel>> CreatePoolGrad(const KernelInit& init) {
           dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, relu, src), Attr(), CpuEngine());
       dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(relu, src, src), Attr(), CpuEngine(),
                                                 hint);
-      const int xs = k.Input(1, src);
+      const int xs = k.Input(1, src, &src);
       k.Add(dnnl::eltwise_backward(pd), pd, {{DNNL_ARG_DIFF_DST, dx}, {DNNL_ARG_DST, xs}, {DNNL_ARG_DIFF_SRC, dx}});
     }
     return Status::OK();
   });
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreatePoolGrad(const KernelInit& init) {
+  if (init.node.domain != "strata") return Decline("not a strata op");
+  return CreatePoolGradFor(init, init.node.op_type, /*nhwc=*/false);
 }
 
 }  // namespace strata::ops::onednn

@@ -1,6 +1,7 @@
 // strata.ChannelsLast: an ONNX op (`op`, domain `op_domain`, its own attributes alongside) run on channels-last data.
 // The inputs listed in `nhwc_inputs` (default [0]) and output 0 are 4-D [N, H, W, C] tensors, i.e. the op's NCHW
 // operands transposed by perm [0, 2, 3, 1]; the other inputs (weights, bias, statistics) are as the op defines them.
+// `nhwc_output` = 0 leaves output 0 as the op defines it too (strata.ConvBackwardFilter: activations in, weights out).
 // Written by graph/passes/channels_last.cc for chains of convolutions and pools, so that oneDNN can run them in its
 // preferred layout without reordering every activation in and out; the reference kernel transposes to NCHW, runs the
 // wrapped op's reference kernel and transposes back.
@@ -13,6 +14,7 @@ struct Wrapped {
   const OpSchema* schema = nullptr;
   Node node;               // the wrapped op (the ChannelsLast node's attributes, op type and domain replaced)
   std::vector<bool> nhwc;  // per input
+  bool nhwc_output = true;
 };
 
 StatusOr<Wrapped> ReadWrapped(const Node& node, int num_inputs) {
@@ -28,6 +30,7 @@ StatusOr<Wrapped> ReadWrapped(const Node& node, int num_inputs) {
     if (i < 0 || i >= num_inputs) return InvalidArgumentError(node.Describe(), ": nhwc_inputs ", i, " out of range");
     w.nhwc[i] = true;
   }
+  w.nhwc_output = node.GetInt("nhwc_output", 1) != 0;
   return w;
 }
 
@@ -56,7 +59,7 @@ Status ChannelsLastInfer(InferContext& ctx) {
   }
   InferContext sub(w.node, std::move(ins), ctx.num_outputs());
   STRATA_RETURN_IF_ERROR(w.schema->infer(sub));
-  ctx.SetOutput(0, sub.output(0).dtype, Permute(sub.output(0).shape, kToNhwc));
+  ctx.SetOutput(0, sub.output(0).dtype, w.nhwc_output ? Permute(sub.output(0).shape, kToNhwc) : sub.output(0).shape);
   for (int i = 1; i < ctx.num_outputs(); ++i) ctx.SetOutput(i, sub.output(i).dtype, sub.output(i).shape);
   return Status::OK();
 }
@@ -98,8 +101,12 @@ Status ChannelsLastCompute(KernelContext& ctx) {
   WrappedContext sub(ctx, w.node, ins);
   STRATA_RETURN_IF_ERROR(w.schema->reference(sub));
   const Tensor& y = sub.output(0);
-  if (!y.defined() || y.rank() != 4) return InternalError(ctx.node().Describe(), ": the wrapped op gave no 4-D output");
-  STRATA_ASSIGN_OR_RETURN(Tensor t, Transpose4(y, kToNhwc, ctx.allocator()));
+  if (!y.defined() || (w.nhwc_output && y.rank() != 4))
+    return InternalError(ctx.node().Describe(), ": the wrapped op gave no 4-D output");
+  Tensor t = y;
+  if (w.nhwc_output) {
+    STRATA_ASSIGN_OR_RETURN(t, Transpose4(y, kToNhwc, ctx.allocator()));
+  }
   STRATA_ASSIGN_OR_RETURN(Tensor * out, ctx.Output(0, t.dtype(), t.shape()));
   out->CopyFrom(t);
   for (int i = 1; i < ctx.num_outputs(); ++i) {
