@@ -1,4 +1,4 @@
-// strata bench MODEL.onnx [--batch N] [--threads N] [--warmup W] [--iters K] [--json]
+// strata bench MODEL.onnx [--batch N] [--input NAME=FILE.npy] [--threads N] [--warmup W] [--iters K] [--json]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/model_util.h"
 #include "core/parallel.h"
+#include "io/npy.h"
 
 namespace strata::cli {
 namespace {
@@ -18,6 +19,7 @@ struct BenchArgs {
   int iters = 20;
   bool json = false;
   std::vector<std::string> shapes;
+  std::vector<std::string> inputs;  // NAME=FILE.npy: fixed data (and shape) for that input instead of random
 };
 
 Status Bench(const BenchArgs& args) {
@@ -29,10 +31,25 @@ Status Bench(const BenchArgs& args) {
     STRATA_ASSIGN_OR_RETURN(auto kv, SplitAssignment(spec, "--shape"));
     STRATA_ASSIGN_OR_RETURN(overrides[kv.first], ParseDims(kv.second, "--shape " + kv.first));
   }
+  std::map<std::string, Tensor> given;
+  for (const std::string& spec : args.inputs) {
+    STRATA_ASSIGN_OR_RETURN(auto kv, SplitAssignment(spec, "--input"));
+    bool known = false;
+    for (const auto& in : lm.session->inputs()) known = known || in.name == kv.first;
+    if (!known) return InvalidArgumentError("--input ", kv.first, ": the model has no input of that name");
+    STRATA_ASSIGN_OR_RETURN(Tensor t, io::ReadNpy(kv.second));
+    overrides[kv.first].assign(t.shape().dims().begin(), t.shape().dims().end());
+    given.emplace(kv.first, std::move(t));
+  }
   STRATA_ASSIGN_OR_RETURN(auto shapes, ResolveInputShapes(lm.session->inputs(), args.batch, overrides));
   std::vector<std::pair<std::string, Tensor>> feeds;
   uint64_t seed = 1;
   for (size_t i = 0; i < shapes.size(); ++i) {
+    auto it = given.find(shapes[i].first);
+    if (it != given.end()) {
+      feeds.emplace_back(shapes[i].first, std::move(it->second));
+      continue;
+    }
     STRATA_ASSIGN_OR_RETURN(Tensor t, RandomInput(lm.session->inputs()[i].dtype, shapes[i].second, seed++));
     feeds.emplace_back(shapes[i].first, std::move(t));
   }
@@ -90,6 +107,7 @@ void AddBenchCommand(CLI::App& app) {
   cmd->add_option("model", args->model, "The .onnx file")->required();
   cmd->add_option("--batch", args->batch, "Batch size for the leading unknown dimension (default 1)");
   cmd->add_option("--shape", args->shapes, "NAME=D0,D1,... fixes an input's shape (repeatable)");
+  cmd->add_option("--input", args->inputs, "NAME=FILE.npy feeds that file (its shape wins) instead of random data (repeatable)");
   cmd->add_option("--threads", Globals().threads, "Intra-op threads (default: one per core)");
   cmd->add_option("--warmup", args->warmup, "Untimed runs first (default 5)");
   cmd->add_option("--iters", args->iters, "Timed runs (default 20)");
