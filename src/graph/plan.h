@@ -83,6 +83,10 @@ class Plan {
   int64_t scratch_offset_ = -1;
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<ExecState>> pool_;
+  // STRATA_VERBOSE=profile: wall time per step summed over runs (under pool_mu_), printed when the plan goes.
+  bool profile_ = false;
+  mutable std::vector<double> step_ms_;
+  mutable int64_t profiled_runs_ = 0;
 };
 
 }  // namespace strata::graph

@@ -199,8 +199,21 @@ int PrimitiveKernel::Input(int i, const Md& want, const Md* user) {
 void PrimitiveKernel::CopyInputTo(int i, int dst, const Md* user) {
   const Md user_md = user != nullptr ? *user : PlainMd(input_shapes_[i]);
   const int b = AddBuffer(Buffer{Kind::kInput, user_md, i});
-  dnnl::reorder::primitive_desc pd(CpuEngine(), user_md, CpuEngine(), buffers_[dst].md, Attr());
-  steps_.push_back(Step{dnnl::reorder(pd), {{DNNL_ARG_SRC, b}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc()});
+  Step step;
+  if (user_md == buffers_[dst].md) {
+    // Same layout: a memcpy (oneDNN's reorder between equal non-plain layouts is its slow generic one), or nothing
+    // when the plan put the output over the input (the output takes over the input's memory).
+    step.copy_bytes = user_md.get_size();
+    if (buffers_[dst].kind == Kind::kOutput && buffers_[dst].index == 0) inplace_input_ = i;
+  } else {
+    dnnl::reorder::primitive_desc pd(CpuEngine(), user_md, CpuEngine(), buffers_[dst].md, Attr());
+    step.prim = dnnl::reorder(pd);
+    step.args = {{DNNL_ARG_SRC, b}, {DNNL_ARG_DST, dst}};
+    step.scratchpad = pd.scratchpad_desc();
+  }
+  step.copy_input = i;
+  step.copy_dst = dst;
+  steps_.push_back(std::move(step));
 }
 
 int PrimitiveKernel::Output(int j, const Shape& shape, const Md& produced, const Md* user) {
@@ -338,6 +351,17 @@ Status PrimitiveKernel::Run(KernelContext& ctx) const {
       status = InternalError(ctx.node().Describe(), ": oneDNN refused a scratchpad handle");
   }
   for (size_t i = 0; i < steps_.size() && status.ok(); ++i) {
+    const Step& step = steps_[i];
+    if (step.copy_input >= 0) {
+      const void* src = ctx.input(step.copy_input).raw_data();
+      void* dst = nullptr;
+      dnnl_memory_get_data_handle(slot->mems[step.copy_dst].get(), &dst);
+      if (src == dst) continue;  // in place: the output already holds the input
+      if (step.copy_bytes > 0) {
+        std::memcpy(dst, src, step.copy_bytes);
+        continue;
+      }
+    }
     const auto& args = slot->args[i];
     const dnnl_status_t s =
         dnnl_primitive_execute(steps_[i].prim.get(), stream, static_cast<int>(args.size()), args.data());
