@@ -69,7 +69,9 @@ Status Bench(const BenchArgs& args) {
   const double allocs_per_run = static_cast<double>(HeapAllocationCount() - allocs_before) / args.iters;
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
-  auto pct = [&](double p) { return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * (sorted.size() - 1) + 0.5))]; };
+  auto pct = [&](double p) {
+    return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * (sorted.size() - 1) + 0.5))];
+  };
   const double median = pct(0.5);
   const double throughput = 1000.0 * static_cast<double>(args.batch) / median;
   STRATA_ASSIGN_OR_RETURN(int64_t peak, lm.session->PlannedPeakBytes(shapes));
@@ -78,7 +80,8 @@ Status Bench(const BenchArgs& args) {
   for (const auto& [name, s] : shapes) shape_text += StrCat(shape_text.empty() ? "" : " ", name, "=", s.ToString());
   if (args.json) {
     std::printf(
-        "{\"model\": \"%s\", \"batch\": %lld, \"threads\": %d, \"iters\": %d, \"first_run_ms\": %.3f, \"min_ms\": %.4f, "
+        "{\"model\": \"%s\", \"batch\": %lld, \"threads\": %d, \"iters\": %d, \"first_run_ms\": %.3f, \"min_ms\": "
+        "%.4f, "
         "\"median_ms\": %.4f, \"p90_ms\": %.4f, \"throughput_per_s\": %.2f, \"planned_peak_bytes\": %lld, "
         "\"plan_cache_misses\": %lld, \"heap_allocations_per_run\": %.1f}\n",
         args.model.c_str(), static_cast<long long>(args.batch), IntraOpThreads(), args.iters, first_ms, sorted.front(),
@@ -88,8 +91,8 @@ Status Bench(const BenchArgs& args) {
     std::printf("model:       %s\ninputs:      %s\nthreads:     %d\n", args.model.c_str(), shape_text.c_str(),
                 IntraOpThreads());
     std::printf("first run:   %.3f ms (includes planning)\n", first_ms);
-    std::printf("latency:     min %.3f ms, median %.3f ms, p90 %.3f ms over %d runs\n", sorted.front(), median, pct(0.9),
-                args.iters);
+    std::printf("latency:     min %.3f ms, median %.3f ms, p90 %.3f ms over %d runs\n", sorted.front(), median,
+                pct(0.9), args.iters);
     std::printf("throughput:  %.1f examples/s (batch %lld)\n", throughput, static_cast<long long>(args.batch));
     std::printf("memory:      planned peak %.2f MiB of intermediates; %.1f heap allocations per run\n",
                 static_cast<double>(peak) / (1 << 20), allocs_per_run);
@@ -107,7 +110,8 @@ void AddBenchCommand(CLI::App& app) {
   cmd->add_option("model", args->model, "The .onnx file")->required();
   cmd->add_option("--batch", args->batch, "Batch size for the leading unknown dimension (default 1)");
   cmd->add_option("--shape", args->shapes, "NAME=D0,D1,... fixes an input's shape (repeatable)");
-  cmd->add_option("--input", args->inputs, "NAME=FILE.npy feeds that file (its shape wins) instead of random data (repeatable)");
+  cmd->add_option("--input", args->inputs,
+                  "NAME=FILE.npy feeds that file (its shape wins) instead of random data (repeatable)");
   cmd->add_option("--threads", Globals().threads, "Intra-op threads (default: one per core)");
   cmd->add_option("--warmup", args->warmup, "Untimed runs first (default 5)");
   cmd->add_option("--iters", args->iters, "Timed runs (default 20)");

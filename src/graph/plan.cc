@@ -214,7 +214,8 @@ Status Plan::AssignKernels(const SessionOptions& options) {
       if (values_[id].is_constant) vt.value = &constants_[id];
       ins.push_back(std::move(vt));
     }
-    for (int id : step.outputs) outs.push_back(id < 0 ? kUnknown : ops::ValueType{values_[id].dtype, values_[id].shape});
+    for (int id : step.outputs)
+      outs.push_back(id < 0 ? kUnknown : ops::ValueType{values_[id].dtype, values_[id].shape});
     ops::KernelInit init{*step.node, ins, outs};
     if (options.use_fast_kernels) {
       for (const ops::KernelEntry& entry : step.schema->kernels) {
@@ -383,8 +384,8 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
                 ? StrCat("the largest is kernel scratch memory, ", scratch_bytes_, " bytes")
                 : StrCat("the largest is '", biggest->name, "' of ", steps_[biggest->producer].node->Describe(), ", ",
                          biggest->bytes, " bytes");
-        return ResourceExhaustedError("the execution plan needs ", arena_bytes_,
-                                      " bytes for intermediate values (", largest, "): ", mem.status().message());
+        return ResourceExhaustedError("the execution plan needs ", arena_bytes_, " bytes for intermediate values (",
+                                      largest, "): ", mem.status().message());
       }
       state->arena = *mem;
       state->arena_bytes = static_cast<size_t>(arena_bytes_);
@@ -395,7 +396,8 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
     for (size_t id = 0; id < values_.size(); ++id) {
       const PlanValue& v = values_[id];
       if (v.arena_offset >= 0)
-        state->planned[id] = Tensor::Wrap(v.dtype, v.shape.ToShape(), static_cast<char*>(state->arena) + v.arena_offset);
+        state->planned[id] =
+            Tensor::Wrap(v.dtype, v.shape.ToShape(), static_cast<char*>(state->arena) + v.arena_offset);
     }
     size_t max_inputs = 0;
     for (const PlanStep& s : steps_) max_inputs = std::max(max_inputs, s.inputs.size());
@@ -423,7 +425,8 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
     for (size_t i = 0; i < step.outputs.size(); ++i) {
       const int id = step.outputs[i];
       if (id >= 0 && !state->values[id].defined()) {
-        status = InternalError(step.node->Describe(), ": kernel '", step.kernel->name(), "' did not produce output ", i);
+        status =
+            InternalError(step.node->Describe(), ": kernel '", step.kernel->name(), "' did not produce output ", i);
         break;
       }
     }
@@ -450,8 +453,8 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
 }
 
 std::string Plan::Describe() const {
-  std::string out = StrCat("plan: ", steps_.size(), " steps, arena ", arena_bytes_, " bytes (kernel scratch ",
-                           scratch_bytes_, ")\n");
+  std::string out =
+      StrCat("plan: ", steps_.size(), " steps, arena ", arena_bytes_, " bytes (kernel scratch ", scratch_bytes_, ")\n");
   for (size_t s = 0; s < steps_.size(); ++s) {
     const PlanStep& step = steps_[s];
     out += StrCat("  [", s, "] ", step.node->Describe(), " kernel=", step.kernel->name(), " ->");

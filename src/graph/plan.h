@@ -33,10 +33,10 @@ struct PlanStep {
   const Node* node = nullptr;
   const ops::OpSchema* schema = nullptr;
   std::unique_ptr<ops::Kernel> kernel;
-  std::vector<int> inputs;   // value ids, -1 for omitted
-  std::vector<int> outputs;  // value ids, -1 for unused
+  std::vector<int> inputs;           // value ids, -1 for omitted
+  std::vector<int> outputs;          // value ids, -1 for unused
   std::vector<int> implicit_inputs;  // values the node's subgraphs read from this graph (If/Loop/Scan bodies)
-  std::vector<int> release;  // dynamic values whose last use is this step
+  std::vector<int> release;          // dynamic values whose last use is this step
 };
 
 struct ExecState;

@@ -57,7 +57,7 @@ TEST(FuseLayerNormTest, NoScaleNoBiasAndBroadcastGamma) {
 }
 
 TEST(FuseLayerNormTest, DoesNotFireWhenItWouldChangeSemantics) {
-  const std::map<std::string, int> unfused = {{"Add", 1}, {"Div", 1}, {"Pow", 1},
+  const std::map<std::string, int> unfused = {{"Add", 1},        {"Div", 1},  {"Pow", 1},
                                               {"ReduceMean", 2}, {"Sqrt", 1}, {"Sub", 1}};
   {  // the centred value is a graph output too
     GraphBuilder b = Decomposed();

@@ -54,10 +54,16 @@ TEST(FastViewTest, Rows) {
              .attrs = {{"axis", AInt(2)}},
              .inputs = {RandomF({2, 3, 4, 5}, 1)},
              .kernel = "view"});
-  RunOpCase({.label = "Unsqueeze", .op_type = "Unsqueeze", .inputs = {RandomF({3, 4}, 1), I64({0, 3}, {2})},
-             .constant_inputs = {1}, .kernel = "view"});
-  RunOpCase({.label = "Squeeze", .op_type = "Squeeze", .inputs = {RandomF({3, 1, 4}, 1), I64({1}, {1})},
-             .constant_inputs = {1}, .kernel = "view"});
+  RunOpCase({.label = "Unsqueeze",
+             .op_type = "Unsqueeze",
+             .inputs = {RandomF({3, 4}, 1), I64({0, 3}, {2})},
+             .constant_inputs = {1},
+             .kernel = "view"});
+  RunOpCase({.label = "Squeeze",
+             .op_type = "Squeeze",
+             .inputs = {RandomF({3, 1, 4}, 1), I64({1}, {1})},
+             .constant_inputs = {1},
+             .kernel = "view"});
   RunOpCase({.label = "Transpose moving a dim of size 1",
              .op_type = "Transpose",
              .attrs = {{"perm", AInts({1, 0, 2})}},
@@ -69,7 +75,9 @@ TEST(FastViewTest, Rows) {
              .inputs = {RandomF({5, 2, 4}, 1)},
              .kernel = "view",
              .expect_decline = true});
-  RunOpCase({.label = "Identity int32", .op_type = "Identity", .inputs = {Cast(RandomF({5}, 1, 0, 9), DType::kInt32)},
+  RunOpCase({.label = "Identity int32",
+             .op_type = "Identity",
+             .inputs = {Cast(RandomF({5}, 1, 0, 9), DType::kInt32)},
              .kernel = "view"});
 }
 

@@ -83,7 +83,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateLayerNorm(const KernelInit& init) {
         dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, eps, flags), Attr(),
         CpuEngine());
     if (IsRefImpl(pd)) return Decline("oneDNN offers only its reference implementation");
-    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, k.Input(0, md, &md)}, {DNNL_ARG_SCALE, k.Input(1, vec, &vec)}};
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, k.Input(0, md, &md)},
+                                             {DNNL_ARG_SCALE, k.Input(1, vec, &vec)}};
     if (has_b) args.emplace_back(DNNL_ARG_SHIFT, k.Input(2, vec, &vec));
     args.emplace_back(DNNL_ARG_DST, k.Output(0, x, md, &md));
     k.Add(dnnl::layer_normalization_forward(pd), pd, std::move(args));

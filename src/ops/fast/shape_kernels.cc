@@ -76,7 +76,7 @@ class SliceKernel final : public Kernel {
   int outer_rank_ = 0;
   int64_t outer_dims_[kMaxRank] = {0};
   int64_t outer_stride_bytes_[kMaxRank] = {0};  // input bytes per step of each outer axis (its step included)
-  int64_t base_bytes_ = 0;                       // input offset of the first element
+  int64_t base_bytes_ = 0;                      // input offset of the first element
   int64_t count_ = 0;
   int64_t chunk_bytes_ = 0;
   int64_t stride_bytes_ = 0;
