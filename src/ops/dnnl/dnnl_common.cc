@@ -1,6 +1,7 @@
 #include "ops/dnnl/dnnl_common.h"
 
 #include <omp.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -130,8 +131,26 @@ ScopedThreads::~ScopedThreads() {
   if (saved_ > 1) omp_set_num_threads(saved_);
 }
 
+// Work (estimated ns) below which a node runs on the calling thread: 20 us when OpenMP's idle threads spin, 200 us
+// when they sleep (OMP_WAIT_POLICY=passive: every parallel region then pays a futex wake-up and the sleeper's
+// scheduling delay, tens of microseconds, more on a busy machine). STRATA_SERIAL_US overrides both.
+double SerialThresholdNs() {
+  static const double ns = [] {
+    if (const char* v = std::getenv("STRATA_SERIAL_US")) {
+      char* end = nullptr;
+      const double us = std::strtod(v, &end);
+      if (end != v && us >= 0) return us * 1000.0;
+    }
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    const bool passive = policy != nullptr && strcasecmp(policy, "passive") == 0;
+    return passive ? 200000.0 : 20000.0;
+  }();
+  return ns;
+}
+
 bool SmallWork(const KernelInit& init, int64_t flops) {
-  constexpr double kNsPerElement = 0.5, kNsPerFlop = 0.02, kSerialNs = 20000;
+  constexpr double kNsPerElement = 0.5, kNsPerFlop = 0.02;
+  const double kSerialNs = SerialThresholdNs();
   double elements = 0;
   for (const ValueType& vt : init.inputs)
     if (vt.shape.IsFullyKnown() && !vt.has_value()) elements += static_cast<double>(vt.shape.ToShape().NumElements());
