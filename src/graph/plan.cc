@@ -1,9 +1,12 @@
 #include "graph/plan.h"
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 
 #include "core/logging.h"
 #include "graph/interpreter.h"
+#include "ops/inplace.h"
 
 namespace strata::graph {
 
@@ -95,7 +98,34 @@ class PlanKernelContext final : public ops::KernelContext {
 
 }  // namespace
 
-Plan::~Plan() = default;
+Plan::~Plan() {
+  if (!profile_ || profiled_runs_ == 0) return;
+  // Per step, and per kernel name summed, the mean wall time of a run: where the time outside the big primitives goes.
+  double total = 0;
+  for (double t : step_ms_) total += t;
+  const double runs = static_cast<double>(profiled_runs_);
+  std::vector<size_t> order(steps_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return step_ms_[a] > step_ms_[b]; });
+  std::map<std::string, std::pair<double, int>> by_op;
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const Node& n = *steps_[s].node;
+    auto& e = by_op[StrCat(n.domain.empty() ? "" : n.domain + ".", n.op_type, " [", steps_[s].kernel->name(), "]")];
+    e.first += step_ms_[s];
+    e.second += 1;
+  }
+  std::vector<std::pair<double, std::string>> ops;
+  for (const auto& [k, v] : by_op) ops.emplace_back(v.first, StrCat(k, " x", v.second));
+  std::sort(ops.rbegin(), ops.rend());
+  std::string out = StrCat("profile: ", profiled_runs_, " runs, ", total / runs, " ms per run in ", steps_.size(),
+                           " steps\n  by op type:\n");
+  for (const auto& [t, k] : ops) out += StrCat("    ", t / runs, " ms ", k, "\n");
+  out += "  slowest steps:\n";
+  for (size_t i = 0; i < std::min<size_t>(order.size(), 25); ++i)
+    out += StrCat("    ", step_ms_[order[i]] / runs, " ms [", order[i], "] ", steps_[order[i]].node->Describe(), " ",
+                  steps_[order[i]].kernel->name(), "\n");
+  LogInfo(out);
+}
 
 int Plan::ValueId(const std::string& name) const {
   auto it = ids_.find(name);
@@ -164,6 +194,8 @@ StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& g, const std::vector<
     }
   }
   STRATA_RETURN_IF_ERROR(plan->AssignKernels(options));
+  plan->profile_ = VerboseEnabled("profile");
+  plan->step_ms_.assign(plan->steps_.size(), 0.0);
   plan->ComputeLiveness();
   plan->PlanMemory(options.plan_memory);
   return plan;
@@ -182,7 +214,8 @@ Status Plan::AssignKernels(const SessionOptions& options) {
       if (values_[id].is_constant) vt.value = &constants_[id];
       ins.push_back(std::move(vt));
     }
-    for (int id : step.outputs) outs.push_back(id < 0 ? kUnknown : ops::ValueType{values_[id].dtype, values_[id].shape});
+    for (int id : step.outputs)
+      outs.push_back(id < 0 ? kUnknown : ops::ValueType{values_[id].dtype, values_[id].shape});
     ops::KernelInit init{*step.node, ins, outs};
     if (options.use_fast_kernels) {
       for (const ops::KernelEntry& entry : step.schema->kernels) {
@@ -198,6 +231,13 @@ Status Plan::AssignKernels(const SessionOptions& options) {
       }
     }
     if (!step.kernel) step.kernel = ops::MakeReferenceKernel(*step.schema);
+    // A kernel that makes its output a view of an input (ops::AliasKernel) is treated as a view op.
+    if (const auto* ak = dynamic_cast<const ops::AliasKernel*>(step.kernel.get())) {
+      const int i = ak->alias_input();
+      if (i >= 0 && i < static_cast<int>(step.inputs.size()) && step.inputs[i] >= 0 && !step.outputs.empty() &&
+          step.outputs[0] >= 0)
+        values_[step.outputs[0]].view_of = step.inputs[i];
+    }
     scratch_bytes_ = std::max<int64_t>(scratch_bytes_, static_cast<int64_t>(step.kernel->scratch_bytes()));
     if (VerboseEnabled("dispatch")) LogInfo("dispatch: ", step.node->Describe(), " -> ", step.kernel->name());
   }
@@ -232,16 +272,42 @@ void Plan::ComputeLiveness() {
 void Plan::PlanMemory(bool enabled) {
   arena_bytes_ = 0;
   if (!enabled) return;
+  auto plannable = [&](const PlanValue& v) {
+    return v.producer >= 0 && !v.is_output && v.view_of < 0 && v.dtype != DType::kString &&
+           v.dtype != DType::kUndefined && v.shape.IsFullyKnown() &&
+           steps_[v.producer].schema->view_input == -1;  // view ops may hand back memory they do not own
+  };
+  // In place: a step whose kernel may write output 0 over input i (ops::InplaceKernel) gets the input's block
+  // when it is the input's last reader and the sizes agree; the block then lives until the output's last use.
+  // share[id] is the value whose block `id` takes over (chains resolve to their first value).
+  std::vector<int> share(values_.size(), -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const PlanStep& step = steps_[s];
+    const auto* ik = dynamic_cast<const ops::InplaceKernel*>(step.kernel.get());
+    const int k = ik != nullptr ? ik->inplace_input() : -1;
+    if (k < 0 || k >= static_cast<int>(step.inputs.size()) || step.outputs.empty()) continue;
+    const int in = step.inputs[k], out = step.outputs[0];
+    if (in < 0 || out < 0 || !plannable(values_[in]) || !plannable(values_[out])) continue;
+    if (values_[in].last_use != static_cast<int>(s) || values_[in].dtype != values_[out].dtype ||
+        values_[in].shape.ToShape().NumElements() != values_[out].shape.ToShape().NumElements())
+      continue;
+    bool read_twice = false;  // the step must not read the input through another operand (or a view) while it writes
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      if (static_cast<int>(i) == k) continue;
+      for (int v = step.inputs[i]; v >= 0; v = values_[v].view_of) read_twice = read_twice || v == in;
+    }
+    if (read_twice) continue;
+    int root = in;
+    while (share[root] >= 0) root = share[root];
+    share[out] = root;
+    values_[root].last_use = std::max(values_[root].last_use, values_[out].last_use);
+  }
   std::vector<int> candidates;
   for (size_t id = 0; id < values_.size(); ++id) {
     PlanValue& v = values_[id];
-    if (v.producer < 0 || v.is_output || v.view_of >= 0 || v.dtype == DType::kString ||
-        v.dtype == DType::kUndefined || !v.shape.IsFullyKnown())
-      continue;
-    const ops::OpSchema* schema = steps_[v.producer].schema;
-    if (schema->view_input != -1) continue;  // view ops may hand back memory they do not own
+    if (!plannable(v)) continue;
     v.bytes = static_cast<size_t>(v.shape.ToShape().NumElements()) * DTypeSize(v.dtype);
-    if (v.bytes == 0) continue;
+    if (v.bytes == 0 || share[id] >= 0) continue;
     candidates.push_back(static_cast<int>(id));
   }
   // Greedy by size: each value takes the lowest offset that does not overlap, in memory, a placed value whose
@@ -269,6 +335,12 @@ void Plan::PlanMemory(bool enabled) {
     v.arena_offset = offset;
     arena_bytes_ = std::max(arena_bytes_, offset + size);
     placed.push_back(id);
+  }
+  for (size_t id = 0; id < values_.size(); ++id) {
+    if (share[id] < 0) continue;
+    int root = share[id];
+    while (share[root] >= 0) root = share[root];
+    values_[id].arena_offset = values_[root].arena_offset;  // -1 when the root got no block (size 0)
   }
   // Kernel scratch after the values: every step may use it while it runs.
   if (scratch_bytes_ > 0) {
@@ -312,8 +384,8 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
                 ? StrCat("the largest is kernel scratch memory, ", scratch_bytes_, " bytes")
                 : StrCat("the largest is '", biggest->name, "' of ", steps_[biggest->producer].node->Describe(), ", ",
                          biggest->bytes, " bytes");
-        return ResourceExhaustedError("the execution plan needs ", arena_bytes_,
-                                      " bytes for intermediate values (", largest, "): ", mem.status().message());
+        return ResourceExhaustedError("the execution plan needs ", arena_bytes_, " bytes for intermediate values (",
+                                      largest, "): ", mem.status().message());
       }
       state->arena = *mem;
       state->arena_bytes = static_cast<size_t>(arena_bytes_);
@@ -324,7 +396,8 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
     for (size_t id = 0; id < values_.size(); ++id) {
       const PlanValue& v = values_[id];
       if (v.arena_offset >= 0)
-        state->planned[id] = Tensor::Wrap(v.dtype, v.shape.ToShape(), static_cast<char*>(state->arena) + v.arena_offset);
+        state->planned[id] =
+            Tensor::Wrap(v.dtype, v.shape.ToShape(), static_cast<char*>(state->arena) + v.arena_offset);
     }
     size_t max_inputs = 0;
     for (const PlanStep& s : steps_) max_inputs = std::max(max_inputs, s.inputs.size());
@@ -335,11 +408,16 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
   for (size_t i = 0; i < input_ids_.size(); ++i) state->values[input_ids_[i]] = *inputs[i];
 
   Status status;
-  for (const PlanStep& step : steps_) {
+  std::vector<double> times;
+  if (profile_) times.assign(steps_.size(), 0.0);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const PlanStep& step = steps_[s];
     for (size_t i = 0; i < step.inputs.size(); ++i)
       state->ins[i] = step.inputs[i] >= 0 ? &state->values[step.inputs[i]] : nullptr;
     PlanKernelContext ctx(*this, step, *state, alloc_);
+    const auto t0 = profile_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     status = step.kernel->Run(ctx);
+    if (profile_) times[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (!status.ok()) {
       if (status.message().find(step.node->Describe()) == std::string::npos) status.WithContext(step.node->Describe());
       break;
@@ -347,7 +425,8 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
     for (size_t i = 0; i < step.outputs.size(); ++i) {
       const int id = step.outputs[i];
       if (id >= 0 && !state->values[id].defined()) {
-        status = InternalError(step.node->Describe(), ": kernel '", step.kernel->name(), "' did not produce output ", i);
+        status =
+            InternalError(step.node->Describe(), ": kernel '", step.kernel->name(), "' did not produce output ", i);
         break;
       }
     }
@@ -364,13 +443,18 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
   }
   for (auto& t : state->values) t = Tensor();
   std::fill(state->fresh.begin(), state->fresh.end(), 0);
+  if (profile_ && status.ok()) {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    for (size_t s = 0; s < steps_.size(); ++s) step_ms_[s] += times[s];
+    ++profiled_runs_;
+  }
   ReleaseState(std::move(state));
   return status;
 }
 
 std::string Plan::Describe() const {
-  std::string out = StrCat("plan: ", steps_.size(), " steps, arena ", arena_bytes_, " bytes (kernel scratch ",
-                           scratch_bytes_, ")\n");
+  std::string out =
+      StrCat("plan: ", steps_.size(), " steps, arena ", arena_bytes_, " bytes (kernel scratch ", scratch_bytes_, ")\n");
   for (size_t s = 0; s < steps_.size(); ++s) {
     const PlanStep& step = steps_[s];
     out += StrCat("  [", s, "] ", step.node->Describe(), " kernel=", step.kernel->name(), " ->");

@@ -33,10 +33,10 @@ struct PlanStep {
   const Node* node = nullptr;
   const ops::OpSchema* schema = nullptr;
   std::unique_ptr<ops::Kernel> kernel;
-  std::vector<int> inputs;   // value ids, -1 for omitted
-  std::vector<int> outputs;  // value ids, -1 for unused
+  std::vector<int> inputs;           // value ids, -1 for omitted
+  std::vector<int> outputs;          // value ids, -1 for unused
   std::vector<int> implicit_inputs;  // values the node's subgraphs read from this graph (If/Loop/Scan bodies)
-  std::vector<int> release;  // dynamic values whose last use is this step
+  std::vector<int> release;          // dynamic values whose last use is this step
 };
 
 struct ExecState;
@@ -83,6 +83,10 @@ class Plan {
   int64_t scratch_offset_ = -1;
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<ExecState>> pool_;
+  // STRATA_VERBOSE=profile: wall time per step summed over runs (under pool_mu_), printed when the plan goes.
+  bool profile_ = false;
+  mutable std::vector<double> step_ms_;
+  mutable int64_t profiled_runs_ = 0;
 };
 
 }  // namespace strata::graph

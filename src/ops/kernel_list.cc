@@ -1,6 +1,7 @@
 // Every fast kernel, attached to its op in priority order (first that accepts a node wins; the reference kernel is
 // the last resort). src/ops/dnnl/ is the only place that includes oneDNN; with STRATA_WITH_DNNL off the reference
 // kernels run alone.
+#include "ops/fast/shape_kernels.h"
 #include "ops/op.h"
 
 #ifdef STRATA_WITH_DNNL
@@ -30,6 +31,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("", {"Conv"}, onednn::CreateConv);
   add("", {"ConvTranspose"}, onednn::CreateConvTranspose);
   add("", {"LRN"}, onednn::CreateLrn);
+  add("", {"LayerNormalization"}, onednn::CreateLayerNorm);
   add("", {"LogSoftmax", "Softmax"}, onednn::CreateSoftmax);
   // reduce
   add("",
@@ -55,11 +57,18 @@ static void RegisterDnnlKernels(OpRegistry* r) {
 }
 #endif
 
+// Plan-time specialised shape kernels (ops/fast/): views and block copies without per-run allocation.
+static void RegisterFastKernels(OpRegistry* r) {
+  for (std::string_view op : {"Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze"})
+    r->AddKernel("", op, KernelEntry{"view", fast::CreateView});
+  r->AddKernel("", "Slice", KernelEntry{"fast", fast::CreateSlice});
+  r->AddKernel("", "Transpose", KernelEntry{"view", fast::CreateTransposeView});
+}
+
 void RegisterAllKernels(OpRegistry* r) {
+  RegisterFastKernels(r);
 #ifdef STRATA_WITH_DNNL
   RegisterDnnlKernels(r);
-#else
-  (void)r;
 #endif
 }
 

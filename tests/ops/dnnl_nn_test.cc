@@ -246,6 +246,38 @@ TEST(DnnlNormTest, BatchNormalizationAndLrn) {
              .expect_decline = true});
 }
 
+TEST(DnnlNormTest, LayerNormalization) {
+  auto row = [](std::string label, std::vector<int64_t> x, std::vector<int64_t> scale, std::vector<int64_t> bias,
+                graph::AttributeMap attrs) {
+    OpCase c{.label = std::move(label),
+             .op_type = "LayerNormalization",
+             .attrs = std::move(attrs),
+             .inputs = {RandomF(x, 1, -3.0f, 5.0f), RandomF(scale, 2)},
+             .kernel = "dnnl"};
+    c.inputs.push_back(bias.empty() ? Tensor() : RandomF(bias, 3));
+    c.constant_inputs = bias.empty() ? std::vector<int>{1} : std::vector<int>{1, 2};
+    return c;
+  };
+  RunOpCase(row("transformer rows [2,32,128], axis -1", {2, 32, 128}, {128}, {128}, {}));
+  RunOpCase(row("no B, epsilon 0.1", {3, 5, 7}, {7}, {}, {{"epsilon", AFloat(0.1f)}}));
+  RunOpCase(row("axis 1 over (3,4), scale (3,4), B (1,3,4)", {2, 3, 4}, {3, 4}, {1, 3, 4}, {{"axis", AInt(1)}}));
+  OpCase partial = row("B (1,4) broadcast within the normalised axes", {2, 3, 4}, {3, 4}, {1, 4}, {{"axis", AInt(1)}});
+  partial.expect_decline = true;
+  RunOpCase(partial);
+  RunOpCase(row("2-D, odd width", {4, 33}, {33}, {33}, {}));
+  OpCase runtime = row("runtime scale and bias", {2, 6, 16}, {16}, {16}, {});
+  runtime.constant_inputs = {};
+  RunOpCase(runtime);
+  OpCase outer = row("scale varies over the outer axis", {2, 3, 4}, {3, 1}, {}, {{"axis", AInt(-1)}});
+  outer.inputs[1] = RandomF({3, 1}, 2);
+  outer.expect_decline = true;
+  RunOpCase(outer);
+  OpCase stats = row("Mean and InvStdDev wanted", {2, 3, 4}, {4}, {4}, {});
+  stats.num_outputs = 3;
+  stats.expect_decline = true;
+  RunOpCase(stats);
+}
+
 TEST(DnnlSoftmaxTest, AxesAndOpsets) {
   for (const char* op : {"Softmax", "LogSoftmax"}) {
     SCOPED_TRACE(op);

@@ -39,6 +39,7 @@ Status RunDefaultPasses(Graph* g, const SessionOptions& options) {
     STRATA_RETURN_IF_ERROR(FuseConvBatchNorm(g));
     STRATA_RETURN_IF_ERROR(FuseConvActivation(g));
     STRATA_RETURN_IF_ERROR(FuseMatMulActivation(g));
+    STRATA_RETURN_IF_ERROR(FuseLayerNorm(g));
     STRATA_RETURN_IF_ERROR(FuseElementwise(g));
     STRATA_RETURN_IF_ERROR(ConvertToChannelsLast(g));
     STRATA_RETURN_IF_ERROR(EliminateDeadCode(g));

@@ -17,6 +17,8 @@ Status FuseConvBatchNorm(Graph* g);
 Status FuseConvActivation(Graph* g);
 // MatMul [+ bias Add] [+ activation] -> strata.FusedMatMul; Gemm + activation -> strata.FusedGemm.
 Status FuseMatMulActivation(Graph* g);
+// ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div [+ Mul gamma] [+ Add beta] over the last axis -> LayerNormalization.
+Status FuseLayerNorm(Graph* g);
 // Add/Sub/Mul/Div followed by binary ops and activations -> strata.FusedElementwise.
 Status FuseElementwise(Graph* g);
 // Regions of convolutions and pools -> strata.ChannelsLast on [N, H, W, C] activations, Transposes at the edges

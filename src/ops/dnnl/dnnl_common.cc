@@ -1,6 +1,7 @@
 #include "ops/dnnl/dnnl_common.h"
 
 #include <omp.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -130,8 +131,26 @@ ScopedThreads::~ScopedThreads() {
   if (saved_ > 1) omp_set_num_threads(saved_);
 }
 
+// Work (estimated ns) below which a node runs on the calling thread: 20 us when OpenMP's idle threads spin, 200 us
+// when they sleep (OMP_WAIT_POLICY=passive: every parallel region then pays a futex wake-up and the sleeper's
+// scheduling delay, tens of microseconds, more on a busy machine). STRATA_SERIAL_US overrides both.
+double SerialThresholdNs() {
+  static const double ns = [] {
+    if (const char* v = std::getenv("STRATA_SERIAL_US")) {
+      char* end = nullptr;
+      const double us = std::strtod(v, &end);
+      if (end != v && us >= 0) return us * 1000.0;
+    }
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    const bool passive = policy != nullptr && strcasecmp(policy, "passive") == 0;
+    return passive ? 200000.0 : 20000.0;
+  }();
+  return ns;
+}
+
 bool SmallWork(const KernelInit& init, int64_t flops) {
-  constexpr double kNsPerElement = 0.5, kNsPerFlop = 0.02, kSerialNs = 20000;
+  constexpr double kNsPerElement = 0.5, kNsPerFlop = 0.02;
+  const double kSerialNs = SerialThresholdNs();
   double elements = 0;
   for (const ValueType& vt : init.inputs)
     if (vt.shape.IsFullyKnown() && !vt.has_value()) elements += static_cast<double>(vt.shape.ToShape().NumElements());
@@ -199,8 +218,21 @@ int PrimitiveKernel::Input(int i, const Md& want, const Md* user) {
 void PrimitiveKernel::CopyInputTo(int i, int dst, const Md* user) {
   const Md user_md = user != nullptr ? *user : PlainMd(input_shapes_[i]);
   const int b = AddBuffer(Buffer{Kind::kInput, user_md, i});
-  dnnl::reorder::primitive_desc pd(CpuEngine(), user_md, CpuEngine(), buffers_[dst].md, Attr());
-  steps_.push_back(Step{dnnl::reorder(pd), {{DNNL_ARG_SRC, b}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc()});
+  Step step;
+  if (user_md == buffers_[dst].md) {
+    // Same layout: a memcpy (oneDNN's reorder between equal non-plain layouts is its slow generic one), or nothing
+    // when the plan put the output over the input (the output takes over the input's memory).
+    step.copy_bytes = user_md.get_size();
+    if (buffers_[dst].kind == Kind::kOutput && buffers_[dst].index == 0) inplace_input_ = i;
+  } else {
+    dnnl::reorder::primitive_desc pd(CpuEngine(), user_md, CpuEngine(), buffers_[dst].md, Attr());
+    step.prim = dnnl::reorder(pd);
+    step.args = {{DNNL_ARG_SRC, b}, {DNNL_ARG_DST, dst}};
+    step.scratchpad = pd.scratchpad_desc();
+  }
+  step.copy_input = i;
+  step.copy_dst = dst;
+  steps_.push_back(std::move(step));
 }
 
 int PrimitiveKernel::Output(int j, const Shape& shape, const Md& produced, const Md* user) {
@@ -338,6 +370,17 @@ Status PrimitiveKernel::Run(KernelContext& ctx) const {
       status = InternalError(ctx.node().Describe(), ": oneDNN refused a scratchpad handle");
   }
   for (size_t i = 0; i < steps_.size() && status.ok(); ++i) {
+    const Step& step = steps_[i];
+    if (step.copy_input >= 0) {
+      const void* src = ctx.input(step.copy_input).raw_data();
+      void* dst = nullptr;
+      dnnl_memory_get_data_handle(slot->mems[step.copy_dst].get(), &dst);
+      if (src == dst) continue;  // in place: the output already holds the input
+      if (step.copy_bytes > 0) {
+        std::memcpy(dst, src, step.copy_bytes);
+        continue;
+      }
+    }
     const auto& args = slot->args[i];
     const dnnl_status_t s =
         dnnl_primitive_execute(steps_[i].prim.get(), stream, static_cast<int>(args.size()), args.data());

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/inplace.h"
 #include "ops/op.h"
 
 namespace strata::ops::onednn {
@@ -90,7 +91,7 @@ bool IsRefImpl(const dnnl::primitive_desc_base& pd);
 
 // ---- PrimitiveKernel ----
 
-class PrimitiveKernel final : public Kernel {
+class PrimitiveKernel final : public Kernel, public InplaceKernel {
  public:
   // Records the node's input and output types; the kernel is then built with the calls below.
   explicit PrimitiveKernel(const KernelInit& init, std::string name = "dnnl");
@@ -131,6 +132,7 @@ class PrimitiveKernel final : public Kernel {
   Status Run(KernelContext& ctx) const override;
   std::string_view name() const override { return name_; }
   size_t scratch_bytes() const override { return arena_bytes_; }
+  int inplace_input() const override { return inplace_input_; }
   // "brgconv:avx512_core,..." (the implementations oneDNN chose), for debugging.
   const std::string& impl_info() const { return impl_info_; }
   // Runs the primitives on the calling thread alone (set by BuildKernel for small work).
@@ -149,6 +151,11 @@ class PrimitiveKernel final : public Kernel {
     dnnl::primitive prim;
     std::vector<std::pair<int, int>> args;  // DNNL_ARG_* -> buffer id
     Md scratchpad;
+    // CopyInputTo: node input `copy_input` into buffer `copy_dst`, skipped when both are the same memory (an
+    // in-place plan); a plain memcpy of `copy_bytes` when the layouts are equal (prim is then empty).
+    int copy_input = -1;
+    int copy_dst = -1;
+    size_t copy_bytes = 0;
   };
   struct Slot {
     std::vector<dnnl::memory> mems;  // per buffer (constants share the kernel's memory)
@@ -163,6 +170,7 @@ class PrimitiveKernel final : public Kernel {
   std::string impl_info_;
   ComputeFn reference_ = nullptr;
   bool serial_ = false;
+  int inplace_input_ = -1;
   std::vector<int> nan_guarded_;
   bool nan_guard_nonfinite_ = false;
   std::vector<Shape> input_shapes_;  // empty Shape for omitted inputs

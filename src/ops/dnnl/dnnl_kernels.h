@@ -22,8 +22,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateFusedMatMul(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateFusedGemm(const KernelInit& init);
 // pool.cc: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
 StatusOr<std::unique_ptr<Kernel>> CreatePool(const KernelInit& init);
-// norm.cc: BatchNormalization (inference), LRN.
+// norm.cc: BatchNormalization (inference), LayerNormalization, LRN.
 StatusOr<std::unique_ptr<Kernel>> CreateBatchNorm(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateLayerNorm(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateLrn(const KernelInit& init);
 // softmax.cc: Softmax, LogSoftmax.
 StatusOr<std::unique_ptr<Kernel>> CreateSoftmax(const KernelInit& init);

@@ -1,6 +1,8 @@
-// oneDNN batch normalization (inference: global statistics) for BatchNormalization and across-channel LRN.
-// BatchNormalization declines training mode and the running-statistics outputs; LRN declines an even size (ONNX's
-// window is asymmetric then, oneDNN's is not).
+// oneDNN batch normalization (inference: global statistics) for BatchNormalization, layer normalization for
+// LayerNormalization, and across-channel LRN.
+// BatchNormalization declines training mode and the running-statistics outputs; LayerNormalization declines the
+// Mean/InvStdDev outputs, stash_type other than float32, and Scale/B that vary over the outer axes; LRN declines an
+// even size (ONNX's window is asymmetric then, oneDNN's is not).
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/dnnl_kernels.h"
 
@@ -41,6 +43,51 @@ StatusOr<std::unique_ptr<Kernel>> CreateBatchNormFor(const KernelInit& init, boo
                                              {DNNL_ARG_VARIANCE, k.Input(4, vec)}};
     args.emplace_back(DNNL_ARG_DST, k.Output(0, xt, md, &md));
     k.Add(dnnl::batch_normalization_forward(pd), pd, std::move(args));
+    return Status::OK();
+  });
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateLayerNorm(const KernelInit& init) {
+  const Node& node = init.node;
+  if (!node.domain.empty() || node.op_type != "LayerNormalization") return Decline("not LayerNormalization");
+  for (size_t i = 1; i < node.outputs.size(); ++i)
+    if (node.has_output(static_cast<int>(i))) return Decline("Mean/InvStdDev outputs");
+  if (node.GetInt("stash_type", 1) != 1) return Decline("stash_type other than float32");
+  STRATA_RETURN_IF_ERROR(RequireFloat32(init));
+  return BuildKernel(init, "LayerNormalization", [&](PrimitiveKernel& k) -> Status {
+    const Shape& x = k.input_shape(0);
+    const int rank = x.rank();
+    int64_t axis = node.GetInt("axis", -1);
+    if (axis < 0) axis += rank;
+    if (rank < 1 || axis < 0 || axis >= rank) return Decline("axis out of range");
+    const int64_t outer = x.Product(0, static_cast<int>(axis)), inner = x.Product(static_cast<int>(axis), rank);
+    // Scale and B must be the same for every outer index: right-aligned to X, 1 over [0, axis), X's dims after.
+    for (int i = 1; i <= 2; ++i) {
+      if (!node.has_input(i)) continue;
+      const Shape& p = k.input_shape(i);
+      if (p.rank() > rank) return Decline("parameter rank above X's");
+      for (int d = 0; d < p.rank(); ++d) {
+        const int xd = rank - p.rank() + d;
+        if (xd < axis ? p[d] != 1 : p[d] != x[xd])
+          return Decline("Scale/B ", p.ToString(), " are not one full set of values over the normalised axes of X ",
+                         x.ToString());
+      }
+      if (p.NumElements() != inner) return Decline("Scale/B do not cover the normalised axes");
+    }
+    const bool has_b = node.has_input(2);
+    const Md md = PlainMd(Dims{outer, inner}), vec = PlainMd(Dims{inner});
+    auto flags = dnnl::normalization_flags::use_scale;
+    if (has_b) flags = flags | dnnl::normalization_flags::use_shift;
+    const float eps = node.GetFloat("epsilon", 1e-5f);
+    dnnl::layer_normalization_forward::primitive_desc pd(
+        dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, eps, flags), Attr(),
+        CpuEngine());
+    if (IsRefImpl(pd)) return Decline("oneDNN offers only its reference implementation");
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, k.Input(0, md, &md)},
+                                             {DNNL_ARG_SCALE, k.Input(1, vec, &vec)}};
+    if (has_b) args.emplace_back(DNNL_ARG_SHIFT, k.Input(2, vec, &vec));
+    args.emplace_back(DNNL_ARG_DST, k.Output(0, x, md, &md));
+    k.Add(dnnl::layer_normalization_forward(pd), pd, std::move(args));
     return Status::OK();
   });
 }
