@@ -69,6 +69,24 @@ bool SameBits(const std::map<std::string, Tensor>& a, const std::map<std::string
   return true;
 }
 
+// 8x8 images of one bar: horizontal (label 1) or vertical (label 0) at a random position, plus noise.
+std::pair<Tensor, Tensor> Bars(int n, uint64_t seed) {
+  Rng rng(seed);
+  Tensor x = Tensor::Zeros(DType::kFloat32, Shape{n, 8, 8, 1});
+  Tensor y = Tensor::Empty(DType::kInt64, Shape{n});
+  for (int i = 0; i < n; ++i) {
+    const int label = static_cast<int>(rng.Below(2));
+    const int pos = static_cast<int>(rng.Below(8));
+    y.data<int64_t>()[i] = label;
+    for (int k = 0; k < 8; ++k) {
+      const int h = label ? pos : k, w = label ? k : pos;
+      x.data<float>()[(i * 8 + h) * 8 + w] = 1.0f;
+    }
+    for (int k = 0; k < 64; ++k) x.data<float>()[i * 64 + k] += 0.1f * rng.Normal();
+  }
+  return {x, y};
+}
+
 TEST(TrainerTest, FitReducesLossAndReusesOnePlan) {
   auto model = Mlp();
   auto t = Trainer::Create(model.get(), Compile());
@@ -170,20 +188,8 @@ TEST(TrainerTest, ResumeMidEpochIsBitwiseIdentical) {
 
 // Vertical vs horizontal bars in 8x8 images: a conv/pool/dense model (NHWC in, NCHW Conv/MaxPool inside) learns it.
 TEST(TrainerTest, SmallCnnLearnsBars) {
-  Rng rng(7);
   const int n = 256;
-  Tensor x = Tensor::Zeros(DType::kFloat32, Shape{n, 8, 8, 1});
-  Tensor y = Tensor::Empty(DType::kInt64, Shape{n});
-  for (int i = 0; i < n; ++i) {
-    const int label = static_cast<int>(rng.Below(2));
-    const int pos = static_cast<int>(rng.Below(8));
-    y.data<int64_t>()[i] = label;
-    for (int k = 0; k < 8; ++k) {
-      const int h = label ? pos : k, w = label ? k : pos;
-      x.data<float>()[(i * 8 + h) * 8 + w] = 1.0f;
-    }
-    for (int k = 0; k < 64; ++k) x.data<float>()[i * 64 + k] += 0.1f * rng.Normal();
-  }
+  auto [x, y] = Bars(n, 7);
   auto in = nn::Input({8, 8, 1}, "x");
   auto h = nn::Conv2D(4, 3, {.padding = "same", .activation = "relu"})(in);
   h = nn::MaxPooling2D(2)(h);
@@ -202,20 +208,8 @@ TEST(TrainerTest, SmallCnnLearnsBars) {
 // The same bars through batch norm (training mode: batch statistics, moving statistics updated), a depthwise
 // convolution, global pooling and layer norm: the layers whose gradients come from the gradients work.
 TEST(TrainerTest, NormalizationAndDepthwiseLayersTrain) {
-  Rng rng(11);
   const int n = 256;
-  Tensor x = Tensor::Zeros(DType::kFloat32, Shape{n, 8, 8, 1});
-  Tensor y = Tensor::Empty(DType::kInt64, Shape{n});
-  for (int i = 0; i < n; ++i) {
-    const int label = static_cast<int>(rng.Below(2));
-    const int pos = static_cast<int>(rng.Below(8));
-    y.data<int64_t>()[i] = label;
-    for (int k = 0; k < 8; ++k) {
-      const int h = label ? pos : k, w = label ? k : pos;
-      x.data<float>()[(i * 8 + h) * 8 + w] = 1.0f;
-    }
-    for (int k = 0; k < 64; ++k) x.data<float>()[i * 64 + k] += 0.1f * rng.Normal();
-  }
+  auto [x, y] = Bars(n, 11);
   auto in = nn::Input({8, 8, 1}, "x");
   auto h = nn::Conv2D(4, {1, 3}, {.padding = "same"})(in);
   h = nn::BatchNormalization()(h);
