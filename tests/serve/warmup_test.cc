@@ -2,8 +2,6 @@
 // LOADING; bad files fail the load with TF Serving's messages.
 #include <gtest/gtest.h>
 
-#if __has_include("io/tfrecord.h")
-
 #include <filesystem>
 
 #include "core/file_util.h"
@@ -71,7 +69,7 @@ TEST(WarmupTest, BadWarmupFilesFailTheLoad) {
   STRATA_CHECK_OK(WriteFileAtomic(dir + "/" + kWarmupFile, "this is not a tfrecord file at all"));
   Status s = RunWarmup(*servable, {}, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kDataLoss);
-  EXPECT_NE(s.message().find("Please verify your warmup data is in TFRecord format."), std::string::npos) << s;
+  EXPECT_NE(s.message().find("Please verify your warmup data is in TFRecord format."), std::string::npos) << s.ToString();
   // A record that is not a PredictionLog.
   WriteWarmup(dir, {std::string("\xff\xff\xff", 3)});
   s = RunWarmup(*servable, {}, nullptr);
@@ -91,7 +89,7 @@ TEST(WarmupTest, BadWarmupFilesFailTheLoad) {
   WriteWarmup(dir, {HalfPredictLog(1).SerializeAsString(), wrong.SerializeAsString()});
   s = RunWarmup(*servable, {}, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("warmup record 2 of"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("warmup record 2 of"), std::string::npos) << s.ToString();
   // More than 1000 records.
   std::vector<std::string> many(1001, HalfPredictLog(1).SerializeAsString());
   WriteWarmup(dir, many);
@@ -102,4 +100,3 @@ TEST(WarmupTest, BadWarmupFilesFailTheLoad) {
 }  // namespace
 }  // namespace strata::serve
 
-#endif  // __has_include("io/tfrecord.h")
