@@ -208,11 +208,18 @@ class LimitedAllocator final : public Allocator {
   explicit LimitedAllocator(size_t limit_bytes, Allocator* base = DefaultAllocator());
   StatusOr<void*> Allocate(size_t bytes) override;
   void Free(void* p, size_t bytes) override;
-  size_t bytes_in_use() const override { return in_use_.load(); }
+  size_t bytes_in_use() const override { return in_use_.load() & ~kOrphaned; }
   size_t peak_bytes() const override { return peak_.load(); }
   size_t limit() const { return limit_; }
+  // Gives up ownership (instead of `delete`) when blocks may still be out, e.g. a session's results that outlive the
+  // session: the allocator deletes itself when the last block comes back, or at once if none is out. No Allocate
+  // may follow.
+  void Orphan();
 
  private:
+  // The top bit of in_use_ marks an orphaned allocator, so that exactly one of Orphan() and the last Free() sees
+  // the transition to (orphaned, nothing in use) and deletes it.
+  static constexpr size_t kOrphaned = size_t{1} << (sizeof(size_t) * 8 - 1);
   size_t limit_;
   Allocator* base_;
   std::atomic<size_t> in_use_{0};

@@ -5,5 +5,6 @@
 #include <cstdint>
 
 namespace strata::cli {
+// -1 when this build does not count (sanitizer builds).
 int64_t HeapAllocationCount();
 }  // namespace strata::cli

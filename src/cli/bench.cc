@@ -67,7 +67,9 @@ Status Bench(const BenchArgs& args) {
     STRATA_RETURN_IF_ERROR(lm.session->Run(feeds, &outputs));
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
+  const bool counted = allocs_before >= 0;
   const double allocs_per_run = static_cast<double>(HeapAllocationCount() - allocs_before) / args.iters;
+  const std::string allocs_text = counted ? StrCat(allocs_per_run) : "not counted in this (sanitizer) build";
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   auto pct = [&](double p) {
@@ -84,10 +86,10 @@ Status Bench(const BenchArgs& args) {
         "{\"model\": \"%s\", \"batch\": %lld, \"threads\": %d, \"iters\": %d, \"first_run_ms\": %.3f, \"min_ms\": "
         "%.4f, "
         "\"median_ms\": %.4f, \"p90_ms\": %.4f, \"throughput_per_s\": %.2f, \"planned_peak_bytes\": %lld, "
-        "\"plan_cache_misses\": %lld, \"heap_allocations_per_run\": %.1f}\n",
+        "\"plan_cache_misses\": %lld, \"heap_allocations_per_run\": %s}\n",
         args.model.c_str(), static_cast<long long>(args.batch), IntraOpThreads(), args.iters, first_ms, sorted.front(),
         median, pct(0.9), throughput, static_cast<long long>(peak), static_cast<long long>(st.plan_cache_misses),
-        allocs_per_run);
+        counted ? StrCat(allocs_per_run).c_str() : "null");
   } else {
     std::printf("model:       %s\ninputs:      %s\nthreads:     %d\n", args.model.c_str(), shape_text.c_str(),
                 IntraOpThreads());
@@ -95,8 +97,8 @@ Status Bench(const BenchArgs& args) {
     std::printf("latency:     min %.3f ms, median %.3f ms, p90 %.3f ms over %d runs\n", sorted.front(), median,
                 pct(0.9), args.iters);
     std::printf("throughput:  %.1f examples/s (batch %lld)\n", throughput, static_cast<long long>(args.batch));
-    std::printf("memory:      planned peak %.2f MiB of intermediates; %.1f heap allocations per run\n",
-                static_cast<double>(peak) / (1 << 20), allocs_per_run);
+    std::printf("memory:      planned peak %.2f MiB of intermediates; heap allocations per run: %s\n",
+                static_cast<double>(peak) / (1 << 20), allocs_text.c_str());
     std::printf("plan cache:  %lld misses, %lld hits\n", static_cast<long long>(st.plan_cache_misses),
                 static_cast<long long>(st.plan_cache_hits));
   }

@@ -45,7 +45,7 @@ Allocator* DefaultAllocator() {
 LimitedAllocator::LimitedAllocator(size_t limit_bytes, Allocator* base) : limit_(limit_bytes), base_(base) {}
 
 StatusOr<void*> LimitedAllocator::Allocate(size_t bytes) {
-  size_t now = in_use_.fetch_add(bytes) + bytes;
+  size_t now = (in_use_.fetch_add(bytes) + bytes) & ~kOrphaned;
   if (limit_ != 0 && now > limit_) {
     in_use_.fetch_sub(bytes);
     return ResourceExhaustedError("allocating ", bytes, " bytes would exceed the memory limit of ", limit_,
@@ -64,7 +64,11 @@ StatusOr<void*> LimitedAllocator::Allocate(size_t bytes) {
 
 void LimitedAllocator::Free(void* p, size_t bytes) {
   base_->Free(p, bytes);
-  in_use_.fetch_sub(bytes);
+  if (in_use_.fetch_sub(bytes) == (kOrphaned | bytes)) delete this;
+}
+
+void LimitedAllocator::Orphan() {
+  if (in_use_.fetch_or(kOrphaned) == 0) delete this;
 }
 
 }  // namespace strata

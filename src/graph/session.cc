@@ -49,11 +49,11 @@ std::string PlanKey(const std::vector<std::pair<std::string, Shape>>& shapes) {
 
 Session::~Session() {
   // Results handed to callers were allocated by this session's allocator and may outlive the session (a trainer's
-  // updated weights, a prediction): their buffers free through the allocator later, so it must stay alive. It is a
-  // small object whose base is the process-wide allocator; leaving it behind is the price of safe results.
+  // updated weights, a prediction): their buffers free through the allocator later. So the allocator is orphaned,
+  // not deleted: it deletes itself when the last of them comes back.
   if (!impl_) return;
   impl_->plans.clear();  // arenas go back first
-  if (impl_->alloc && impl_->alloc->bytes_in_use() > 0) static_cast<void>(impl_->alloc.release());
+  if (impl_->alloc) impl_->alloc.release()->Orphan();
 }
 
 StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Model> model, SessionOptions options) {
