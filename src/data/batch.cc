@@ -1,6 +1,7 @@
 // Dataset::Batch: stacks batch_size consecutive elements along a new first dimension. Every element of a batch must
 // have the same tensors with the same dtypes and shapes; metadata rows are concatenated.
 #include <cstring>
+#include <limits>
 
 #include "data/dataset_impl.h"
 
@@ -39,8 +40,11 @@ class BatchIterator final : public Iterator {
 
   StatusOr<int64_t> Skip(int64_t n) override {
     if (!rows_.empty() || n <= 0) return SkipByGetNext(this, n);
-    STRATA_ASSIGN_OR_RETURN(int64_t k, input_->Skip(n * batch_size_));
-    if (k == n * batch_size_) return n;
+    // n * batch_size saturates (CountBatches skips "everything" with a huge n).
+    const bool saturated = n > std::numeric_limits<int64_t>::max() / batch_size_;
+    const int64_t want = saturated ? std::numeric_limits<int64_t>::max() : n * batch_size_;
+    STRATA_ASSIGN_OR_RETURN(int64_t k, input_->Skip(want));
+    if (k == want && !saturated) return n;
     input_done_ = true;
     const int64_t full = k / batch_size_;
     return full + ((k % batch_size_ != 0 && !drop_remainder_) ? 1 : 0);
