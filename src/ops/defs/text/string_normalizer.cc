@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "core/utf8.h"
 #include "ops/op_util.h"
 
 namespace strata::ops {
@@ -57,23 +58,7 @@ bool DecodeUtf8(const std::string& s, std::u32string* out) {
 
 void EncodeUtf8(const std::u32string& in, std::string* out) {
   out->clear();
-  for (char32_t cp : in) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else {
-      out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    }
-  }
+  for (char32_t cp : in) AppendUtf8(out, static_cast<uint32_t>(cp));
 }
 
 // Maps the case of a UTF-8 string: ASCII directly, other text through the C.UTF-8 locale's tables.
