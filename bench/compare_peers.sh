@@ -8,7 +8,10 @@
 #          PEERS        the peers' scripts (default ../shared/peers next to the repository)
 #          ORT_PEER     an installed copy of the ORT peer (default /tmp/strata-ort-peer, created with npm when missing)
 #          ROWS         e.g. resnet18:1,cnn:32 to run some rows only; BUDGET_S timed seconds per engine and row (2)
-# Every engine gets the same environment: OMP_WAIT_POLICY=passive unless set (the machine is shared), 2 threads.
+#          OMP_WAIT_POLICY passed through unchanged when set (e.g. passive on a busy machine); unset by default, so
+#                       each engine idles its threads its own default way: ONNX Runtime's pool spins (it ignores
+#                       this variable), libgomp (strata, PyTorch) spins briefly, then sleeps.
+# Every engine gets the same environment and 2 threads.
 set -euo pipefail
 BUILD=${1:-build}
 ROUNDS=${2:-1}
@@ -18,7 +21,6 @@ PEERS=${PEERS:-$(cd "$HERE/../.." && pwd)/shared/peers}
 [ -d "$PEERS/torch" ] || PEERS=/work/shared/peers
 MODELS_DIR=${MODELS_DIR:-/tmp/strata-peer-models}
 ORT_PEER=${ORT_PEER:-/tmp/strata-ort-peer}
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 STRATA=$(cd "$BUILD" && pwd)/strata
 [ -x "$STRATA" ] || { echo "error: no strata binary at $STRATA (build it first)" >&2; exit 2; }
 
@@ -50,7 +52,7 @@ LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   echo "Run of $(date -u '+%F %H:%M') UTC, strata at commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo '?'):"
   echo
-  echo "    OMP_WAIT_POLICY=$OMP_WAIT_POLICY bench/compare_peers.sh $BUILD $ROUNDS"
+  echo "    ${OMP_WAIT_POLICY+OMP_WAIT_POLICY=$OMP_WAIT_POLICY }bench/compare_peers.sh $BUILD $ROUNDS"
   echo
   echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), load average before the run $LOAD" \
        "(1/5/15 min), after $(cut -d' ' -f1-3 /proc/loadavg)."
