@@ -43,6 +43,7 @@ static void RegisterActivationFamily(OpRegistry* r) {
 
 // ---- fused: strata-domain ops written by the fusion and layout passes (defs/fused) ----
 void RegisterChannelsLast(OpRegistry* r);
+void RegisterConvMaxPool(OpRegistry* r);
 void RegisterFusedConv(OpRegistry* r);
 void RegisterFusedElementwise(OpRegistry* r);
 void RegisterFusedGemm(OpRegistry* r);
@@ -50,6 +51,7 @@ void RegisterFusedMatMul(OpRegistry* r);
 
 static void RegisterFusedFamily(OpRegistry* r) {
   RegisterChannelsLast(r);
+  RegisterConvMaxPool(r);
   RegisterFusedConv(r);
   RegisterFusedElementwise(r);
   RegisterFusedGemm(r);

@@ -24,6 +24,9 @@ Status FuseElementwise(Graph* g);
 // Regions of convolutions and pools -> strata.ChannelsLast on [N, H, W, C] activations, Transposes at the edges
 // (only when strata.ChannelsLast has a fast kernel).
 Status ConvertToChannelsLast(Graph* g);
+// Channels-last Conv/FusedConv + channels-last MaxPool -> channels-last strata.ConvMaxPool, for the convolutions with
+// few input taps that the hand-written kernel computes (only when strata.ChannelsLast has that kernel).
+Status FuseConvMaxPool(Graph* g);
 
 // The default pipeline used by Session when SessionOptions::optimize is set: constant folding and dead code
 // elimination, then (with fast kernels on) the fusion passes.

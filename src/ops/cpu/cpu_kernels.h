@@ -9,7 +9,16 @@
 
 namespace strata::ops::cpu {
 
+// concat.cc: Concat of inputs of shapes known at plan time (any fixed-size element type), row by row with memcpy.
+StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
+
+// strata.ChannelsLast: the kernel below for the wrapped op, or Unimplemented.
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init);
+
 // max_pool_grad_nhwc.cc: strata.ChannelsLast wrapping strata.MaxPoolGrad (dY, X, dX channels-last), float32, 2-D.
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPoolGrad(const KernelInit& init);
+// conv_max_pool_nhwc.cc: strata.ChannelsLast wrapping strata.ConvMaxPool (X, Y channels-last), float32, 2-D, at
+// most 32 input taps (C * KH * KW), no pool padding.
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
 
 }  // namespace strata::ops::cpu

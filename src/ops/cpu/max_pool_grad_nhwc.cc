@@ -141,4 +141,11 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPoolGrad(const KernelInit
   return std::unique_ptr<Kernel>(std::make_unique<MaxPoolGradNhwc>(*g, x[0], x[3], node.GetInt("relu_input", 0) != 0));
 }
 
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init) {
+  const std::string op = init.node.GetString("op", "");
+  if (init.node.GetString("op_domain", "") == "strata" && op == "MaxPoolGrad") return CreateChannelsLastMaxPoolGrad(init);
+  if (init.node.GetString("op_domain", "") == "strata" && op == "ConvMaxPool") return CreateChannelsLastConvMaxPool(init);
+  return UnimplementedError("cpu ChannelsLast: no hand-written kernel for ", op);
+}
+
 }  // namespace strata::ops::cpu

@@ -1,0 +1,125 @@
+// The hand-written kernels of src/ops/cpu/ against the reference kernels (op harness): strata.ConvMaxPool run
+// channels-last, and Concat.
+#include <cmath>
+
+#include "tests/ops/op_harness.h"
+
+namespace strata::testing {
+namespace {
+
+using graph::AttributeMap;
+
+// strata.ChannelsLast wrapping strata.ConvMaxPool: X [N, H, W, C], W [M, C, KH, KW], B [M]; the pool's attributes
+// prefixed `pool_`.
+OpCase ConvPoolRow(std::string label, std::vector<Tensor> inputs, AttributeMap attrs) {
+  attrs["op"] = AString("ConvMaxPool");
+  attrs["op_domain"] = AString("strata");
+  return {.label = std::move(label),
+          .op_type = "ChannelsLast",
+          .domain = "strata",
+          .opset = 17,
+          .attrs = std::move(attrs),
+          .inputs = std::move(inputs),
+          .rtol = 1e-4,
+          .atol = 1e-5,
+          .kernel = "cpu"};
+}
+
+AttributeMap Pool(std::vector<int64_t> k, std::vector<int64_t> s, AttributeMap more = {}) {
+  more["pool_kernel_shape"] = AInts(std::move(k));
+  more["pool_strides"] = AInts(std::move(s));
+  return more;
+}
+
+TEST(CpuConvMaxPoolTest, MatchesConvThenPool) {
+  // The Fashion-MNIST CNN's first layer: 1 channel, 3x3 valid, Relu, 2x2/2 pool; 32 output channels (two vectors).
+  AttributeMap relu = Pool({2, 2}, {2, 2}, {{"activation", AString("Relu")}});
+  RunOpCase(ConvPoolRow("gray 3x3 relu, pool 2x2/2",
+                        {RandomF({3, 28, 28, 1}, 1), RandomF({32, 1, 3, 3}, 2, -0.5f, 0.5f), RandomF({32}, 3)}, relu));
+  // squeezenet1_1's first layer: 3 channels, stride 2, 64 outputs (four vectors), pool 3x3/2 with ceil_mode (the
+  // last window is clipped), no activation, no bias.
+  RunOpCase(ConvPoolRow("rgb 3x3/2, pool 3x3/2 ceil",
+                        {RandomF({2, 31, 29, 3}, 4), RandomF({64, 3, 3, 3}, 5, -0.3f, 0.3f)},
+                        Pool({3, 3}, {2, 2}, {{"strides", AInts({2, 2})}, {"pool_ceil_mode", AInt(1)}})));
+  // Padded convolution (windows over the border), output channels that are not whole vectors (20) and more than one
+  // group of four vectors (80), a 5x5 kernel on one channel, non-square pools.
+  RunOpCase(ConvPoolRow("pads, 20 channels",
+                        {RandomF({2, 9, 11, 2}, 6), RandomF({20, 2, 3, 3}, 7, -0.5f, 0.5f), RandomF({20}, 8)},
+                        Pool({2, 3}, {2, 3}, {{"pads", AInts({1, 1, 1, 1})}, {"activation", AString("Relu")}})));
+  RunOpCase(ConvPoolRow("5x5, 80 channels, asymmetric pads",
+                        {RandomF({1, 12, 10, 1}, 9), RandomF({80, 1, 5, 5}, 10, -0.3f, 0.3f), RandomF({80}, 11)},
+                        Pool({3, 2}, {1, 2}, {{"pads", AInts({2, 0, 1, 2})}})));
+  RunOpCase(ConvPoolRow("dilated, same_upper", {RandomF({2, 10, 10, 3}, 12), RandomF({16, 3, 3, 3}, 13, -0.3f, 0.3f)},
+                        Pool({2, 2}, {2, 2}, {{"dilations", AInts({2, 2})}, {"auto_pad", AString("SAME_UPPER")}})));
+  // Activations other than Relu go through ApplyActivation on the buffered rows.
+  for (const char* act : {"Clip", "LeakyRelu", "Sigmoid"}) {
+    AttributeMap a = Pool({2, 2}, {2, 2}, {{"activation", AString(act)}});
+    if (std::string(act) == "Clip") a["activation_alpha"] = AFloat(-0.1f), a["activation_beta"] = AFloat(0.2f);
+    RunOpCase(ConvPoolRow(std::string("activation ") + act,
+                          {RandomF({2, 8, 8, 1}, 14), RandomF({16, 1, 3, 3}, 15), RandomF({16}, 16)}, a));
+  }
+}
+
+// NaN in X: windows with some NaN outputs take the maximum of the others, windows of NaN only give NaN (the
+// reference's rule). The convolution spreads one NaN of X to every output whose window covers it.
+TEST(CpuConvMaxPoolTest, NaN) {
+  Tensor x = RandomF({1, 10, 10, 1}, 20);
+  float* p = x.mutable_values<float>().data();
+  p[0] = std::nanf("");           // reaches convolution output (0, 0) only: the first pool window keeps 3 numbers
+  p[5 * 10 + 5] = std::nanf("");  // covers outputs (3..5, 3..5): pool window (2, 2) becomes all NaN
+  RunOpCase(ConvPoolRow("NaN, no activation", {x, RandomF({16, 1, 3, 3}, 21)}, Pool({2, 2}, {2, 2})));
+  RunOpCase(ConvPoolRow("NaN through Relu", {x, RandomF({16, 1, 3, 3}, 21)},
+                        Pool({2, 2}, {2, 2}, {{"activation", AString("Relu")}})));
+}
+
+TEST(CpuConvMaxPoolTest, DeclinesWhatItDoesNotCompute) {
+  const AttributeMap pool = Pool({2, 2}, {2, 2});
+  OpCase taps = ConvPoolRow("36 taps", {RandomF({1, 8, 8, 4}, 30), RandomF({8, 4, 3, 3}, 31)}, pool);
+  taps.expect_decline = true;
+  RunOpCase(taps);
+  AttributeMap padded = pool;
+  padded["pool_pads"] = AInts({1, 1, 1, 1});
+  OpCase pp = ConvPoolRow("padded pool", {RandomF({1, 8, 8, 1}, 32), RandomF({8, 1, 3, 3}, 33)}, padded);
+  pp.expect_decline = true;
+  RunOpCase(pp);
+  AttributeMap grouped = pool;
+  grouped["group"] = AInt(2);
+  OpCase gr = ConvPoolRow("grouped", {RandomF({1, 8, 8, 2}, 34), RandomF({8, 1, 3, 3}, 35)}, grouped);
+  gr.expect_decline = true;
+  RunOpCase(gr);
+}
+
+TEST(CpuConcatTest, Axes) {
+  for (int64_t axis : {0, 1, 2, 3, -1}) {
+    RunOpCase(
+        {.label = "axis " + std::to_string(axis),
+         .op_type = "Concat",
+         .attrs = {{"axis", AInt(axis)}},
+         .inputs = {RandomF({2, 3, 4, 5}, 40),
+                    RandomF({axis == 0 ? 1 : 2, axis == 1 ? 2 : 3, axis == 2 ? 1 : 4, axis % 4 == 3 ? 7 : 5}, 41)},
+         .kernel = "cpu"});
+  }
+  RunOpCase({.label = "int64, three inputs",
+             .op_type = "Concat",
+             .attrs = {{"axis", AInt(1)}},
+             .inputs = {I64({1, 2, 3, 4}, {2, 2}), I64({5, 6}, {2, 1}), I64({7, 8, 9, 10, 11, 12}, {2, 3})},
+             .expected = {I64({1, 2, 5, 7, 8, 9, 3, 4, 6, 10, 11, 12}, {2, 6})},
+             .kernel = "cpu"});
+  // 8 MiB: written with streaming stores where a row chunk is whole cache lines (64 floats), with memcpy where it is
+  // not (44 and 20 floats, and everything after them in the row).
+  RunOpCase({.label = "streamed, nhwc channels",
+             .op_type = "Concat",
+             .attrs = {{"axis", AInt(3)}},
+             .inputs = {RandomF({4, 64, 64, 64}, 42), RandomF({4, 64, 64, 44}, 43), RandomF({4, 64, 64, 20}, 44)},
+             .kernel = "cpu"});
+  OpCase strings{.label = "strings decline",
+                 .op_type = "Concat",
+                 .attrs = {{"axis", AInt(0)}},
+                 .inputs = {T_<std::string>({"a"}, {1}), T_<std::string>({"b"}, {1})},
+                 .kernel = "cpu",
+                 .expect_decline = true};
+  RunOpCase(strings);
+}
+
+}  // namespace
+}  // namespace strata::testing
