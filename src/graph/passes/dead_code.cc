@@ -43,6 +43,7 @@ Status RunDefaultPasses(Graph* g, const SessionOptions& options) {
     STRATA_RETURN_IF_ERROR(FuseElementwise(g));
     STRATA_RETURN_IF_ERROR(ConvertToChannelsLast(g));
     STRATA_RETURN_IF_ERROR(FuseConvMaxPool(g));
+    STRATA_RETURN_IF_ERROR(FoldFlattenTranspose(g));
     STRATA_RETURN_IF_ERROR(EliminateDeadCode(g));
   }
   return Status::OK();

@@ -27,6 +27,9 @@ Status ConvertToChannelsLast(Graph* g);
 // Channels-last Conv/FusedConv + channels-last MaxPool -> channels-last strata.ConvMaxPool, for the convolutions with
 // few input taps that the hand-written kernel computes (only when strata.ChannelsLast has that kernel).
 Status FuseConvMaxPool(Graph* g);
+// Transpose(perm 0,3,1,2) -> Flatten -> Gemm/MatMul with a constant weight: the Flatten reads the channels-last value
+// and the weight's K rows are permuted to match (the Transpose in front of a CNN's classifier goes away).
+Status FoldFlattenTranspose(Graph* g);
 
 // The default pipeline used by Session when SessionOptions::optimize is set: constant folding and dead code
 // elimination, then (with fast kernels on) the fusion passes.
