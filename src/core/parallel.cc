@@ -14,7 +14,7 @@ void SetIntraOpThreads(int n) {
 
 int IntraOpThreads() { return omp_get_max_threads(); }
 
-void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+void ParallelFor(int64_t n, int64_t grain, RangeFn fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();

@@ -42,7 +42,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("", {"Concat"}, onednn::CreateConcat);
   add("", {"Transpose"}, onednn::CreateTranspose);
   // strata-domain fused and layout ops (hand-written channels-last kernels first: MaxPoolGrad in one vectorised pass
-  // instead of oneDNN's three; ConvMaxPool, which oneDNN has no primitive for)
+  // instead of oneDNN's three; MaxPool without oneDNN's NaN scan of X; ConvMaxPool, which oneDNN has no primitive for)
   r->AddKernel("strata", "ChannelsLast", KernelEntry{"cpu", cpu::CreateChannelsLast});
   add("strata", {"ChannelsLast"}, onednn::CreateChannelsLast);
   add("strata", {"FusedConv"}, onednn::CreateFusedConv);

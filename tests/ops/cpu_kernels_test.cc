@@ -89,6 +89,49 @@ TEST(CpuConvMaxPoolTest, DeclinesWhatItDoesNotCompute) {
   RunOpCase(gr);
 }
 
+// strata.ChannelsLast wrapping MaxPool: X and Y [N, H, W, C].
+OpCase PoolRow(std::string label, Tensor x, AttributeMap attrs) {
+  attrs["op"] = AString("MaxPool");
+  return {.label = std::move(label),
+          .op_type = "ChannelsLast",
+          .domain = "strata",
+          .opset = 17,
+          .attrs = std::move(attrs),
+          .inputs = {std::move(x)},
+          .kernel = "cpu"};
+}
+
+TEST(CpuMaxPoolTest, MatchesTheReference) {
+  const AttributeMap k2 = {{"kernel_shape", AInts({2, 2})}, {"strides", AInts({2, 2})}};
+  const AttributeMap k3ceil = {{"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})}, {"ceil_mode", AInt(1)}};
+  // Channel counts: whole groups of four vectors (64), a group and a vector (80), a vector and a scalar tail (20),
+  // scalars only (3).
+  for (int64_t c : {64, 80, 20, 3}) {
+    RunOpCase(PoolRow("2x2/2, C " + std::to_string(c), RandomF({2, 9, 10, c}, 50 + c), k2));
+    RunOpCase(PoolRow("3x3/2 ceil, C " + std::to_string(c), RandomF({2, 9, 10, c}, 60 + c), k3ceil));
+  }
+  RunOpCase(PoolRow("pads, dilation", RandomF({1, 11, 12, 16}, 70),
+                    {{"kernel_shape", AInts({3, 2})},
+                     {"pads", AInts({1, 0, 2, 1})},
+                     {"dilations", AInts({2, 1})},
+                     {"strides", AInts({1, 2})}}));
+  RunOpCase(
+      PoolRow("same_upper", RandomF({1, 7, 7, 24}, 71),
+              {{"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})}, {"auto_pad", AString("SAME_UPPER")}}));
+  // NaN: a window with some NaN takes the maximum of the rest; an all-NaN window gives NaN; ties keep the first.
+  Tensor x = RandomF({1, 4, 4, 20}, 72);
+  float* p = x.mutable_values<float>().data();
+  for (int64_t i = 0; i < x.num_elements(); ++i) p[i] = std::round(p[i] * 2) / 2;
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t w = 0; w < 2; ++w) p[(h * 4 + w) * 20 + 3] = p[(h * 4 + w) * 20 + 18] = std::nanf("");
+  p[(2 * 4 + 2) * 20 + 5] = std::nanf("");
+  RunOpCase(PoolRow("NaN", x, k2));
+  OpCase indices = PoolRow("Indices declines", RandomF({1, 4, 4, 8}, 73), k2);
+  indices.num_outputs = 2;
+  indices.expect_decline = true;
+  RunOpCase(indices);
+}
+
 TEST(CpuConcatTest, Axes) {
   for (int64_t axis : {0, 1, 2, 3, -1}) {
     RunOpCase(

@@ -12,10 +12,10 @@
 // rounding, not bit for bit.
 #include <algorithm>
 #include <cstring>
-#include <limits>
 
 #include "core/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/max_window.h"
 #include "ops/defs/fused/activation.h"
 #include "ops/defs/fused/conv_max_pool.h"
 #include "ops/defs/nn/spatial.h"
@@ -25,12 +25,9 @@ namespace {
 
 Status Decline(std::string_view why) { return UnimplementedError("cpu ConvMaxPool (channels-last): ", why); }
 
-// 16 floats; loads and stores through it need only float alignment.
-typedef float V16 __attribute__((vector_size(64), aligned(4)));
-
-constexpr int64_t kLanes = 16;
 constexpr int64_t kBufferFloats = 8192;  // per task: 32 KiB of convolution outputs
 constexpr int64_t kMaxGroupLanes = 64;   // output channels computed together (4 vectors)
+constexpr int64_t kMaxPoolTaps = 256;    // pool window size accepted
 
 struct Geometry {
   int64_t n, h, w, c;                      // X
@@ -221,62 +218,29 @@ class ConvMaxPoolNhwc final : public Kernel {
       }
       if (!act_.op.empty() && !relu_) ApplyActivation(act_, row, cols * g.ocp);
     }
-    // Each window's maximum: the first non-NaN value, then strictly greater ones (NaN only when all are NaN).
+    // Each window's maximum (the reference's rule, max_window.h).
+    const float* taps[kMaxPoolTaps];
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t c0 = p * g.psw - q0, c1 = std::min(g.cw, p * g.psw + g.pkw) - q0;
+      int64_t n_taps = 0;
+      for (int64_t r = 0; r < r1 - r0; ++r)
+        for (int64_t c = c0; c < c1; ++c) taps[n_taps++] = buf + (r * cols + c) * g.ocp;
       float* yp = py + ((n * g.ph + prow) * g.pw + p) * g.oc;
       for (int64_t v = 0; v < g.ocp; v += kMaxGroupLanes) {
         switch (std::min<int64_t>(kMaxGroupLanes, g.ocp - v) / kLanes) {
           case 1:
-            Window<1>(buf + v, cols, r1 - r0, c0, c1, yp + v, g.oc - v);
+            MaxOverTaps<1>(taps, n_taps, v, yp + v, g.oc - v);
             break;
           case 2:
-            Window<2>(buf + v, cols, r1 - r0, c0, c1, yp + v, g.oc - v);
+            MaxOverTaps<2>(taps, n_taps, v, yp + v, g.oc - v);
             break;
           case 3:
-            Window<3>(buf + v, cols, r1 - r0, c0, c1, yp + v, g.oc - v);
+            MaxOverTaps<3>(taps, n_taps, v, yp + v, g.oc - v);
             break;
           default:
-            Window<4>(buf + v, cols, r1 - r0, c0, c1, yp + v, g.oc - v);
+            MaxOverTaps<4>(taps, n_taps, v, yp + v, g.oc - v);
             break;
         }
-      }
-    }
-  }
-
-  // The maximum over buffer rows [0, rows) and columns [c0, c1) of NV vectors of channels, into y (`lanes` valid
-  // channels from there). max(-inf, values) with ties keeping the earlier value gives the reference's first maximum
-  // among the non-NaN values; windows without one (all NaN) give NaN.
-  template <int NV>
-  void Window(const float* buf, int64_t cols, int64_t rows, int64_t c0, int64_t c1, float* y, int64_t lanes) const {
-    typedef int32_t V16i __attribute__((vector_size(64)));
-    const int64_t ocp = g_.ocp;
-    V16 best[NV];
-    V16i seen[NV];
-    const V16 minus_inf = V16{} - std::numeric_limits<float>::infinity();
-#pragma GCC unroll 16
-    for (int b = 0; b < NV; ++b) best[b] = minus_inf, seen[b] = V16i{};
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = c0; c < c1; ++c) {
-        const float* at = buf + (r * cols + c) * ocp;
-#pragma GCC unroll 16
-        for (int b = 0; b < NV; ++b) {
-          const V16 val = *reinterpret_cast<const V16*>(at + b * kLanes);
-          best[b] = val > best[b] ? val : best[b];
-          seen[b] |= val == val;
-        }
-      }
-    const V16 nan = V16{} + std::numeric_limits<float>::quiet_NaN();
-#pragma GCC unroll 16
-    for (int b = 0; b < NV; ++b) {
-      const V16 out = seen[b] != 0 ? best[b] : nan;
-      const int64_t n = std::min(kLanes, lanes - b * kLanes);
-      if (n == kLanes) {
-        *reinterpret_cast<V16*>(y + b * kLanes) = out;
-      } else if (n > 0) {
-        float tmp[kLanes];
-        std::memcpy(tmp, &out, sizeof(tmp));
-        std::memcpy(y + b * kLanes, tmp, sizeof(float) * static_cast<size_t>(n));
       }
     }
   }
@@ -344,6 +308,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit
   const int64_t per_column = g.pkh * g.ocp;
   const int64_t max_cols = kBufferFloats / std::max<int64_t>(1, per_column);
   if (max_cols < g.pkw) return Decline("the pool window's outputs do not fit the task buffer");
+  if (g.pkh * g.pkw > kMaxPoolTaps) return Decline("pool windows of more than 256 values");
   g.tile = std::min(g.pw, (max_cols - g.pkw) / std::max<int64_t>(1, g.psw) + 1);
   return std::unique_ptr<Kernel>(std::make_unique<ConvMaxPoolNhwc>(g, *std::move(act), init.inputs.size() == 3));
 }

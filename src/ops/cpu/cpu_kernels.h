@@ -17,6 +17,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init);
 
 // max_pool_grad_nhwc.cc: strata.ChannelsLast wrapping strata.MaxPoolGrad (dY, X, dX channels-last), float32, 2-D.
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPoolGrad(const KernelInit& init);
+// max_pool_nhwc.cc: strata.ChannelsLast wrapping MaxPool (X, Y channels-last), float32, 2-D, without Indices.
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init);
 // conv_max_pool_nhwc.cc: strata.ChannelsLast wrapping strata.ConvMaxPool (X, Y channels-last), float32, 2-D, at
 // most 32 input taps (C * KH * KW), no pool padding.
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);

@@ -143,8 +143,11 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPoolGrad(const KernelInit
 
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init) {
   const std::string op = init.node.GetString("op", "");
-  if (init.node.GetString("op_domain", "") == "strata" && op == "MaxPoolGrad") return CreateChannelsLastMaxPoolGrad(init);
-  if (init.node.GetString("op_domain", "") == "strata" && op == "ConvMaxPool") return CreateChannelsLastConvMaxPool(init);
+  if (init.node.GetString("op_domain", "") == "strata" && op == "MaxPoolGrad")
+    return CreateChannelsLastMaxPoolGrad(init);
+  if (init.node.GetString("op_domain", "") == "strata" && op == "ConvMaxPool")
+    return CreateChannelsLastConvMaxPool(init);
+  if (init.node.GetString("op_domain", "").empty() && op == "MaxPool") return CreateChannelsLastMaxPool(init);
   return UnimplementedError("cpu ChannelsLast: no hand-written kernel for ", op);
 }
 
