@@ -1,4 +1,5 @@
 // oneDNN eltwise and binary kernels against the reference kernels.
+#include <cmath>
 #include <limits>
 
 #include "tests/ops/op_harness.h"
@@ -170,6 +171,13 @@ TEST(DnnlFusedElementwiseTest, PostOpChains) {
                                    {F({1, std::numeric_limits<float>::quiet_NaN(), -3}, {3}), F({1}, {})},
                                    {"Add", "Clip"}, {0, -1}, {0, 1});
   RunOpCase(nan);
+  // Large enough for the NaN scan to split across threads: the NaN (or infinity) in the last chunk must be found.
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    Tensor big = RandomF({300000}, 14);
+    big.mutable_values<float>()[299990] = bad;
+    RunOpCase(FusedElementwiseRow(std::isnan(bad) ? "clip, NaN at the end of 300000" : "clip, inf at the end of 300000",
+                                  {big, F({1}, {})}, {"Add", "Clip"}, {0, -1}, {0, 1}));
+  }
   OpCase sub = FusedElementwiseRow("sub with a broadcast first operand declines", {RandomF({9}, 6), RandomF({3, 9}, 7)},
                                    {"Sub", "Relu"});
   sub.expect_decline = true;
