@@ -283,12 +283,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit
   Shape mid;
   auto cg = nn::ForwardGeometry(conv, *conv_attrs, nchw, w[0], &mid);
   if (!cg.ok()) return Decline(cg.status().message());
-  constexpr nn::SpatialOptions kPool{
-      .kernel_from_attr = true, .allow_dilations = true, .allow_ceil_mode = true, .pads_below_kernel = true};
-  auto pool_attrs = nn::ReadSpatialAttrs(pool, 2, kPool);
-  if (!pool_attrs.ok()) return Decline(pool_attrs.status().message());
   Shape out;
-  auto pg = nn::ForwardGeometry(pool, *pool_attrs, mid, w[0], &out);
+  auto pg = MaxPoolGeometry(pool, mid, &out);
   if (!pg.ok()) return Decline(pg.status().message());
   for (int a = 1; a < 3; ++a)
     if (pg->pad_begin[a] != 0 || pg->dilation[a] != 1) return Decline("pools with padding or dilation");

@@ -5,12 +5,17 @@
 
 #include <memory>
 
+#include "ops/defs/nn/spatial.h"
 #include "ops/op.h"
 
 namespace strata::ops::cpu {
 
 // concat.cc: Concat of inputs of shapes known at plan time (any fixed-size element type), row by row with memcpy.
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
+
+// The geometry of a MaxPool node (or MaxPoolGrad, same attributes: kernel, strides, pads, dilations, ceil_mode) on X
+// of NCHW shape `x`, and its output shape [N, C, OH, OW] in `out` (max_pool_nhwc.cc).
+StatusOr<nn::Geometry3> MaxPoolGeometry(const Node& node, const Shape& x, Shape* out);
 
 // strata.ChannelsLast: the kernel below for the wrapped op, or Unimplemented.
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init);

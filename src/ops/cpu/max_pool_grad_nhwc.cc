@@ -128,13 +128,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPoolGrad(const KernelInit
   const Shape x = init.inputs[1].shape.ToShape();
   if (x.rank() != 4 || x.NumElements() == 0) return Decline("X must be a non-empty 4-D tensor");
   if (x[3] > (int64_t{1} << 20)) return Decline("too many channels");
-  const Shape nchw{x[0], x[3], x[1], x[2]};
-  constexpr nn::SpatialOptions kOptions{
-      .kernel_from_attr = true, .allow_dilations = true, .allow_ceil_mode = true, .pads_below_kernel = true};
-  auto attrs = nn::ReadSpatialAttrs(node, 2, kOptions);
-  if (!attrs.ok()) return Decline(attrs.status().message());
   Shape out;
-  auto g = nn::ForwardGeometry(node, *attrs, nchw, x[3], &out);
+  auto g = MaxPoolGeometry(node, Shape{x[0], x[3], x[1], x[2]}, &out);
   if (!g.ok()) return Decline(g.status().message());
   if (init.inputs[0].shape.ToShape() != Shape{out[0], out[2], out[3], out[1]})
     return Decline("dY does not have the pool output's shape");

@@ -70,6 +70,13 @@ class MaxPoolNhwc final : public Kernel {
 
 }  // namespace
 
+StatusOr<nn::Geometry3> MaxPoolGeometry(const Node& node, const Shape& x, Shape* out) {
+  constexpr nn::SpatialOptions kOptions{
+      .kernel_from_attr = true, .allow_dilations = true, .allow_ceil_mode = true, .pads_below_kernel = true};
+  STRATA_ASSIGN_OR_RETURN(nn::SpatialAttrs attrs, nn::ReadSpatialAttrs(node, 2, kOptions));
+  return nn::ForwardGeometry(node, attrs, x, x[1], out);
+}
+
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init) {
   const Node& node = init.node;
   if (!node.GetString("op_domain", "").empty() || node.GetString("op", "") != "MaxPool")
@@ -82,13 +89,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& in
   if (node.GetInt("storage_order", 0) != 0) return Decline("storage_order");
   const Shape x = init.inputs[0].shape.ToShape();
   if (x.rank() != 4 || x.NumElements() == 0) return Decline("X must be a non-empty 4-D tensor");
-  const Shape nchw{x[0], x[3], x[1], x[2]};
-  constexpr nn::SpatialOptions kOptions{
-      .kernel_from_attr = true, .allow_dilations = true, .allow_ceil_mode = true, .pads_below_kernel = true};
-  auto attrs = nn::ReadSpatialAttrs(node, 2, kOptions);
-  if (!attrs.ok()) return Decline(attrs.status().message());
   Shape out;
-  auto g = nn::ForwardGeometry(node, *attrs, nchw, x[3], &out);
+  auto g = MaxPoolGeometry(node, Shape{x[0], x[3], x[1], x[2]}, &out);
   if (!g.ok()) return Decline(g.status().message());
   if (g->kernel_size() > kMaxTaps) return Decline("windows of more than 256 values");
   if (out.NumElements() == 0) return Decline("an empty output");
