@@ -1,6 +1,7 @@
-// The hand-written kernels of src/ops/cpu/ against the reference kernels (op harness): strata.ConvMaxPool run
-// channels-last, and Concat.
+// The hand-written kernels of src/ops/cpu/ against the reference kernels (op harness): strata.ConvMaxPool, MaxPool
+// and depthwise Conv run channels-last, and Concat.
 #include <cmath>
+#include <limits>
 
 #include "tests/ops/op_harness.h"
 
@@ -130,6 +131,90 @@ TEST(CpuMaxPoolTest, MatchesTheReference) {
   indices.num_outputs = 2;
   indices.expect_decline = true;
   RunOpCase(indices);
+}
+
+// strata.ChannelsLast wrapping a depthwise Conv (group == C) or strata.FusedConv: X [N, H, W, C], W [C, 1, KH, KW].
+// The kernel takes inputs of at least 8 MiB only (smaller ones stay with oneDNN), so every case here is that large.
+OpCase DepthwiseRow(std::string label, std::vector<Tensor> inputs, AttributeMap attrs, bool fused = false) {
+  attrs["op"] = AString(fused ? "FusedConv" : "Conv");
+  if (fused) attrs["op_domain"] = AString("strata");
+  attrs["group"] = AInt(inputs[0].shape()[3]);
+  return {.label = std::move(label),
+          .op_type = "ChannelsLast",
+          .domain = "strata",
+          .opset = 17,
+          .attrs = std::move(attrs),
+          .inputs = std::move(inputs),
+          .rtol = 1e-4,
+          .atol = 1e-5,
+          .kernel = "cpu"};
+}
+
+AttributeMap Act(const char* op, float alpha = 0, float beta = 0) {
+  AttributeMap a = {{"activation", AString(op)}};
+  if (std::string(op) == "Clip") a["activation_alpha"] = AFloat(alpha), a["activation_beta"] = AFloat(beta);
+  return a;
+}
+
+TEST(CpuDepthwiseConvTest, MatchesTheReference) {
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  // mobilenet_v2's shapes: 3x3, pad 1, stride 1 and 2, Relu6 (Clip 0..6) fused.
+  AttributeMap relu6 = Act("Clip", 0.0f, 6.0f);
+  relu6["pads"] = AInts({1, 1, 1, 1});
+  RunOpCase(DepthwiseRow("3x3 s1 relu6, 96 channels",
+                         {RandomF({3, 96, 100, 96}, 80, -4, 8), RandomF({96, 1, 3, 3}, 81), RandomF({96}, 82)}, relu6,
+                         true));
+  AttributeMap s2 = relu6;
+  s2["strides"] = AInts({2, 2});
+  RunOpCase(DepthwiseRow("3x3 s2 relu6, odd sizes",
+                         {RandomF({3, 75, 67, 144}, 83, -4, 8), RandomF({144, 1, 3, 3}, 84), RandomF({144}, 85)}, s2,
+                         true));
+  // Plain Conv (no activation, no bias), and the other inline activation.
+  RunOpCase(DepthwiseRow("3x3 s1, no bias", {RandomF({1, 120, 110, 160}, 86), RandomF({160, 1, 3, 3}, 87)}, pad1));
+  AttributeMap relu = Act("Relu");
+  relu["pads"] = AInts({0, 0, 0, 0});
+  RunOpCase(DepthwiseRow("3x3 valid relu",
+                         {RandomF({1, 128, 128, 128}, 88), RandomF({128, 1, 3, 3}, 89), RandomF({128}, 90)}, relu,
+                         true));
+  // The generic path: 5x5 with asymmetric pads, dilation, stride 1 x 2, and an activation applied by the reference's
+  // ApplyActivation.
+  AttributeMap odd = Act("LeakyRelu");
+  odd["activation_alpha"] = AFloat(0.1f);
+  odd["pads"] = AInts({2, 0, 1, 3});
+  odd["strides"] = AInts({1, 2});
+  RunOpCase(DepthwiseRow("5x5 asymmetric pads, stride 1x2",
+                         {RandomF({1, 90, 130, 192}, 91), RandomF({192, 1, 5, 5}, 92), RandomF({192}, 93)}, odd, true));
+  RunOpCase(DepthwiseRow("3x3 dilated, same_upper", {RandomF({1, 100, 100, 224}, 94), RandomF({224, 1, 3, 3}, 95)},
+                         {{"dilations", AInts({2, 2})}, {"auto_pad", AString("SAME_UPPER")}}));
+}
+
+// NaN in X through a fused Clip stays NaN (the reference's rule; oneDNN's Clip maps it to the bound), and spreads to
+// every output whose window covers it.
+TEST(CpuDepthwiseConvTest, NaNThroughClip) {
+  Tensor x = RandomF({1, 96, 96, 240}, 96);
+  float* p = x.mutable_values<float>().data();
+  p[(0 * 96 + 0) * 240 + 3] = std::nanf("");     // a corner (border outputs)
+  p[(40 * 96 + 50) * 240 + 17] = std::nanf("");  // the interior
+  p[(95 * 96 + 95) * 240 + 239] = std::numeric_limits<float>::infinity();
+  AttributeMap relu6 = Act("Clip", 0.0f, 6.0f);
+  relu6["pads"] = AInts({1, 1, 1, 1});
+  RunOpCase(DepthwiseRow("NaN and inf, relu6", {x, RandomF({240, 1, 3, 3}, 97), RandomF({240}, 98)}, relu6, true));
+}
+
+TEST(CpuDepthwiseConvTest, DeclinesWhatItDoesNotTake) {
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  auto declines = [](OpCase c) {
+    c.expect_decline = true;
+    RunOpCase(c);
+  };
+  declines(DepthwiseRow("small X (in cache)", {RandomF({1, 16, 16, 32}, 100), RandomF({32, 1, 3, 3}, 101)}, pad1));
+  declines(DepthwiseRow("channels not a multiple of 16",
+                        {RandomF({1, 128, 128, 136}, 102), RandomF({136, 1, 3, 3}, 103)}, pad1));
+  declines(DepthwiseRow("narrow rows", {RandomF({64, 12, 12, 240}, 104), RandomF({240, 1, 3, 3}, 105)}, pad1));
+  OpCase grouped = DepthwiseRow("group 2", {RandomF({1, 128, 128, 128}, 106), RandomF({128, 64, 3, 3}, 107)}, pad1);
+  grouped.attrs["group"] = AInt(2);
+  grouped.atol = 1e-4;  // 576-term sums in the oneDNN kernel that takes this row
+  declines(grouped);
 }
 
 TEST(CpuConcatTest, Axes) {

@@ -27,5 +27,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& in
 // conv_max_pool_nhwc.cc: strata.ChannelsLast wrapping strata.ConvMaxPool (X, Y channels-last), float32, 2-D, at
 // most 32 input taps (C * KH * KW), no pool padding.
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
+// depthwise_conv_nhwc.cc: strata.ChannelsLast wrapping a depthwise Conv or strata.FusedConv without residual input
+// (group == C == M, X and Y channels-last), float32, 2-D, C a multiple of 16, at most 49 taps.
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
 
 }  // namespace strata::ops::cpu

@@ -143,6 +143,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init) {
   if (init.node.GetString("op_domain", "") == "strata" && op == "ConvMaxPool")
     return CreateChannelsLastConvMaxPool(init);
   if (init.node.GetString("op_domain", "").empty() && op == "MaxPool") return CreateChannelsLastMaxPool(init);
+  if ((init.node.GetString("op_domain", "").empty() && op == "Conv") ||
+      (init.node.GetString("op_domain", "") == "strata" && op == "FusedConv"))
+    return CreateChannelsLastDepthwiseConv(init);
   return UnimplementedError("cpu ChannelsLast: no hand-written kernel for ", op);
 }
 
