@@ -7,6 +7,7 @@
 #                       export_models.py when missing: <dir>/<name>/{model.onnx,input.bin,output.bin,io.json})
 #          PEERS        the peers' scripts (default ../shared/peers next to the repository)
 #          ORT_PEER     an installed copy of the ORT peer (default /tmp/strata-ort-peer, created with npm when missing)
+#          ORT_VERSION onnxruntime-node version installed into a new ORT_PEER (default 1.30.0)
 #          ROWS         e.g. resnet18:1,cnn:32 to run some rows only; BUDGET_S timed seconds per engine and row (2)
 #          OMP_WAIT_POLICY passed through unchanged when set (e.g. passive on a busy machine); unset by default, so
 #                       each engine idles its threads its own default way: ONNX Runtime's pool spins (it ignores
@@ -39,7 +40,10 @@ fi
 if [ ! -d "$ORT_PEER/node_modules/onnxruntime-node" ]; then
   mkdir -p "$ORT_PEER"
   cp -r "$PEERS/ort"/. "$ORT_PEER"/ && chmod -R u+w "$ORT_PEER"
-  (cd "$ORT_PEER" && npm install --no-audit --no-fund >&2)
+  # The package's postinstall fetches CUDA binaries from api.nuget.org, which is unreachable here and unused on CPU:
+  # skip it. Pin the version the issue names (the peer's package.json allows any 1.x >= 1.30).
+  (cd "$ORT_PEER" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund \
+     --onnxruntime-node-install=skip "onnxruntime-node@${ORT_VERSION:-1.30.0}" >&2)
 fi
 cp "$PEERS/ort/run_model.js" "$ORT_PEER/run_model.js"
 
