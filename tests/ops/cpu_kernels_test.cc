@@ -169,6 +169,10 @@ TEST(CpuDepthwiseConvTest, MatchesTheReference) {
   RunOpCase(DepthwiseRow("3x3 s2 relu6, odd sizes",
                          {RandomF({3, 75, 67, 144}, 83, -4, 8), RandomF({144, 1, 3, 3}, 84), RandomF({144}, 85)}, s2,
                          true));
+  // An output of 16 MiB: written with streaming stores.
+  RunOpCase(DepthwiseRow("3x3 s1 relu6, streamed output",
+                         {RandomF({2, 128, 128, 128}, 79, -4, 8), RandomF({128, 1, 3, 3}, 78), RandomF({128}, 77)},
+                         relu6, true));
   // Plain Conv (no activation, no bias), and the other inline activation.
   RunOpCase(DepthwiseRow("3x3 s1, no bias", {RandomF({1, 120, 110, 160}, 86), RandomF({160, 1, 3, 3}, 87)}, pad1));
   AttributeMap relu = Act("Relu");

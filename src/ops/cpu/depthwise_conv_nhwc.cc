@@ -14,7 +14,12 @@
 // other activations go through the reference's ApplyActivation on the finished row. Sums run in a different order
 // than the reference convolution's (bias first, with fused multiply-adds), so results agree to rounding.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "core/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
@@ -29,6 +34,7 @@ Status Decline(std::string_view why) { return UnimplementedError("cpu depthwise 
 
 constexpr int64_t kMaxTaps = 49;                      // kernels up to 7x7
 constexpr int64_t kMinInputBytes = int64_t{8} << 20;  // see CreateChannelsLastDepthwiseConv
+constexpr int64_t kStreamBytes = int64_t{16} << 20;   // outputs from this size on are written with streaming stores
 
 struct DwGeometry {
   int64_t n, h, w, c;              // X [N, H, W, C]
@@ -39,8 +45,9 @@ struct DwGeometry {
 
 enum class Act { kNone, kRelu, kClip, kOther };
 
-struct ActParams {
+struct ActParams {  // and how the outputs are stored
   Act kind = Act::kNone;
+  bool stream = false;
   V16 lo = {}, hi = {};
 };
 
@@ -57,6 +64,19 @@ inline V16 Activate(V16 v, const ActParams& a) {
     return v != v ? v : m;
   }
   return v;
+}
+
+// Stores one output vector: with a streaming store (no read of the line first, and the line not kept in cache) when
+// `stream` (whole, 64-byte aligned lines, AVX-512 builds only), a plain store otherwise.
+inline void Store(float* y, V16 v, bool stream) {
+#if defined(__AVX512F__)
+  if (stream) {
+    _mm512_stream_ps(y, reinterpret_cast<__m512>(v));
+    return;
+  }
+#endif
+  (void)stream;
+  *reinterpret_cast<V16*>(y) = v;
 }
 
 // Outputs q in [q0, q0 + P) of the row whose windows lie inside X horizontally; rows [i_lo, i_hi) of the kernel are
@@ -80,7 +100,7 @@ inline void DwBlock(const DwGeometry& g, const float* xr, const V16* wv, V16 bia
     }
   }
 #pragma GCC unroll 16
-  for (int p = 0; p < P; ++p) *reinterpret_cast<V16*>(yr + (q0 + p) * g.c) = Activate(acc[p], act);
+  for (int p = 0; p < P; ++p) Store(yr + (q0 + p) * g.c, Activate(acc[p], act), act.stream);
 }
 
 // The same for 3x3 kernels with all three rows inside X and stride S (1 or 2): each input column of the block is
@@ -111,7 +131,7 @@ inline void DwBlock3x3(const DwGeometry& g, const float* xr, const V16* wv, V16 
     }
   }
 #pragma GCC unroll 16
-  for (int p = 0; p < P; ++p) *reinterpret_cast<V16*>(yr + (q0 + p) * c) = Activate(acc[p], act);
+  for (int p = 0; p < P; ++p) Store(yr + (q0 + p) * c, Activate(acc[p], act), act.stream);
 }
 
 // One output whose window may cross any border: only the taps inside X.
@@ -175,15 +195,24 @@ class DepthwiseConvNhwc final : public Kernel {
     const float* px = x.data<float>();
     float* py = y->data<float>();
     const int64_t row_work = g.ow * g.c * taps;
+    // Outputs too large to stay in the last-level cache are streamed to memory (about a third faster on
+    // mobilenet_v2's 56x56x144 layer at batch 32: no read of each line before it is written).
+    ActParams ap = params_;
+    ap.stream = params_.kind != Act::kOther &&
+                y->num_elements() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes &&
+                reinterpret_cast<uintptr_t>(py) % 64 == 0;
     ParallelFor(g.n * g.oh, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, row_work)),
                 [&](int64_t begin, int64_t end) {
-                  for (int64_t t = begin; t < end; ++t) Row(px, wt, bias, py, t);
+                  for (int64_t t = begin; t < end; ++t) Row(px, wt, bias, py, t, ap);
+#if defined(__AVX512F__)
+                  if (ap.stream) _mm_sfence();  // the streamed stores are visible before the next op reads them
+#endif
                 });
     return Status::OK();
   }
 
  private:
-  void Row(const float* px, const float* wt, const float* bias, float* py, int64_t t) const {
+  void Row(const float* px, const float* wt, const float* bias, float* py, int64_t t, const ActParams& ap) const {
     const DwGeometry& g = g_;
     const int64_t n = t / g.oh, r = t % g.oh;
     const int64_t h0 = r * g.sh - g.pt;
@@ -204,8 +233,7 @@ class DepthwiseConvNhwc final : public Kernel {
     };
     const bool k3 = full_rows && g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && (g.sw == 1 || g.sw == 2);
     for (int64_t q = 0; q < in_lo_; ++q)
-      vectors(
-          [&](const float* xc, const V16* wv, V16 b, float* yc) { DwPoint(g, xc, wv, b, i_lo, i_hi, q, params_, yc); });
+      vectors([&](const float* xc, const V16* wv, V16 b, float* yc) { DwPoint(g, xc, wv, b, i_lo, i_hi, q, ap, yc); });
     int64_t q = in_lo_;
     // Each block also prefetches (into L2) its share of the input rows the next output row adds: the hardware
     // prefetchers do not follow this access pattern (one vector per pixel per pass), and without it the kernel ran
@@ -225,25 +253,20 @@ class DepthwiseConvNhwc final : public Kernel {
         }
       }
       if (k3 && g.sw == 1) {
-        vectors(
-            [&](const float* xc, const V16* wv, V16 b, float* yc) { DwBlock3x3<8, 1>(g, xc, wv, b, q, params_, yc); });
+        vectors([&](const float* xc, const V16* wv, V16 b, float* yc) { DwBlock3x3<8, 1>(g, xc, wv, b, q, ap, yc); });
       } else if (k3) {
-        vectors(
-            [&](const float* xc, const V16* wv, V16 b, float* yc) { DwBlock3x3<8, 2>(g, xc, wv, b, q, params_, yc); });
+        vectors([&](const float* xc, const V16* wv, V16 b, float* yc) { DwBlock3x3<8, 2>(g, xc, wv, b, q, ap, yc); });
       } else {
-        vectors([&](const float* xc, const V16* wv, V16 b, float* yc) {
-          DwBlock<8>(g, xc, wv, b, i_lo, i_hi, q, params_, yc);
-        });
+        vectors(
+            [&](const float* xc, const V16* wv, V16 b, float* yc) { DwBlock<8>(g, xc, wv, b, i_lo, i_hi, q, ap, yc); });
       }
     }
     for (; q < in_hi_; ++q)
-      vectors([&](const float* xc, const V16* wv, V16 b, float* yc) {
-        DwBlock<1>(g, xc, wv, b, i_lo, i_hi, q, params_, yc);
-      });
-    for (; q < g.ow; ++q)
       vectors(
-          [&](const float* xc, const V16* wv, V16 b, float* yc) { DwPoint(g, xc, wv, b, i_lo, i_hi, q, params_, yc); });
-    if (params_.kind == Act::kOther) ApplyActivation(act_, yr, g.ow * g.c);
+          [&](const float* xc, const V16* wv, V16 b, float* yc) { DwBlock<1>(g, xc, wv, b, i_lo, i_hi, q, ap, yc); });
+    for (; q < g.ow; ++q)
+      vectors([&](const float* xc, const V16* wv, V16 b, float* yc) { DwPoint(g, xc, wv, b, i_lo, i_hi, q, ap, yc); });
+    if (ap.kind == Act::kOther) ApplyActivation(act_, yr, g.ow * g.c);
   }
 
   DwGeometry g_;
