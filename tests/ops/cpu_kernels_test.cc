@@ -1,5 +1,5 @@
-// The hand-written kernels of src/ops/cpu/ against the reference kernels (op harness): strata.ConvMaxPool, MaxPool
-// and depthwise Conv run channels-last, and Concat.
+// The hand-written kernels of src/ops/cpu/ against the reference kernels (op harness): strata.ConvMaxPool, MaxPool,
+// depthwise and 1x1 Conv run channels-last, and Concat.
 #include <cmath>
 #include <limits>
 
@@ -219,6 +219,70 @@ TEST(CpuDepthwiseConvTest, DeclinesWhatItDoesNotTake) {
   grouped.attrs["group"] = AInt(2);
   grouped.atol = 1e-4;  // 576-term sums in the oneDNN kernel that takes this row
   declines(grouped);
+}
+
+// strata.ChannelsLast wrapping a 1x1 Conv or strata.FusedConv (with an optional channels-last residual Z, input 3).
+// The kernel takes X or Y of at least 8 MiB with at most 16 output channels, so the cases here are that large.
+OpCase PointwiseRow(std::string label, std::vector<Tensor> inputs, AttributeMap attrs, bool fused = false) {
+  const bool z = inputs.size() == 4;
+  attrs["op"] = AString(fused ? "FusedConv" : "Conv");
+  if (fused) attrs["op_domain"] = AString("strata");
+  if (z) attrs["nhwc_inputs"] = AInts({0, 3});
+  return {.label = std::move(label),
+          .op_type = "ChannelsLast",
+          .domain = "strata",
+          .opset = 17,
+          .attrs = std::move(attrs),
+          .inputs = std::move(inputs),
+          .rtol = 1e-4,
+          .atol = 1e-5,
+          .kernel = "cpu"};
+}
+
+TEST(CpuPointwiseConvTest, MatchesTheReference) {
+  // mobilenet_v2's first projection: 32 -> 16 channels, no activation.
+  RunOpCase(PointwiseRow("32 -> 16",
+                         {RandomF({6, 112, 112, 32}, 110), RandomF({16, 32, 1, 1}, 111), RandomF({16}, 112)}, {}));
+  // Fused Relu6 and no bias; a partial output vector (10 channels) with a residual and an activation that the
+  // reference's ApplyActivation applies; 3 input channels.
+  RunOpCase(PointwiseRow("relu6, no bias", {RandomF({4, 120, 120, 48}, 113, -4, 4), RandomF({16, 48, 1, 1}, 114)},
+                         Act("Clip", 0.0f, 6.0f), true));
+  AttributeMap leaky = Act("LeakyRelu");
+  leaky["activation_alpha"] = AFloat(0.2f);
+  RunOpCase(PointwiseRow("10 channels, residual, LeakyRelu",
+                         {RandomF({3, 150, 161, 64}, 115), RandomF({10, 64, 1, 1}, 116), RandomF({10}, 117),
+                          RandomF({3, 150, 161, 10}, 118)},
+                         leaky, true));
+  RunOpCase(PointwiseRow("3 channels in, relu, residual",
+                         {RandomF({2, 300, 301, 3}, 119), RandomF({16, 3, 1, 1}, 120), RandomF({16}, 121),
+                          RandomF({2, 300, 301, 16}, 122)},
+                         Act("Relu"), true));
+  // Y of 16 MiB: written with streaming stores; pixel count not a multiple of the 8-pixel block.
+  RunOpCase(PointwiseRow("streamed output",
+                         {RandomF({5, 255, 207, 8}, 123), RandomF({16, 8, 1, 1}, 124), RandomF({16}, 125)},
+                         Act("Clip", -0.5f, 0.5f), true));
+}
+
+TEST(CpuPointwiseConvTest, NaNThroughClip) {
+  Tensor x = RandomF({6, 112, 112, 32}, 126);
+  float* p = x.mutable_values<float>().data();
+  p[5] = std::nanf("");
+  p[x.num_elements() - 1] = std::numeric_limits<float>::infinity();
+  RunOpCase(PointwiseRow("NaN and inf, relu6", {x, RandomF({16, 32, 1, 1}, 127), RandomF({16}, 128)},
+                         Act("Clip", 0.0f, 6.0f), true));
+}
+
+TEST(CpuPointwiseConvTest, DeclinesWhatItDoesNotTake) {
+  auto declines = [](OpCase c) {
+    c.expect_decline = true;
+    RunOpCase(c);
+  };
+  declines(PointwiseRow("small X and Y (in cache)", {RandomF({1, 16, 16, 32}, 130), RandomF({16, 32, 1, 1}, 131)}, {}));
+  declines(PointwiseRow("24 output channels", {RandomF({6, 112, 112, 32}, 132), RandomF({24, 32, 1, 1}, 133)}, {}));
+  declines(PointwiseRow("stride 2", {RandomF({6, 112, 112, 32}, 134), RandomF({16, 32, 1, 1}, 135)},
+                        {{"strides", AInts({2, 2})}}));
+  declines(PointwiseRow("3x3 kernel", {RandomF({6, 112, 112, 32}, 136), RandomF({16, 32, 3, 3}, 137)},
+                        {{"pads", AInts({1, 1, 1, 1})}}));
 }
 
 TEST(CpuConcatTest, Axes) {

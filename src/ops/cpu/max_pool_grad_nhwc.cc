@@ -144,8 +144,13 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init) {
     return CreateChannelsLastConvMaxPool(init);
   if (init.node.GetString("op_domain", "").empty() && op == "MaxPool") return CreateChannelsLastMaxPool(init);
   if ((init.node.GetString("op_domain", "").empty() && op == "Conv") ||
-      (init.node.GetString("op_domain", "") == "strata" && op == "FusedConv"))
-    return CreateChannelsLastDepthwiseConv(init);
+      (init.node.GetString("op_domain", "") == "strata" && op == "FusedConv")) {
+    auto dw = CreateChannelsLastDepthwiseConv(init);
+    if (dw.ok() || dw.status().code() != StatusCode::kUnimplemented) return dw;
+    auto pw = CreateChannelsLastPointwiseConv(init);
+    if (pw.ok() || pw.status().code() != StatusCode::kUnimplemented) return pw;
+    return UnimplementedError(dw.status().message(), "; ", pw.status().message());
+  }
   return UnimplementedError("cpu ChannelsLast: no hand-written kernel for ", op);
 }
 
