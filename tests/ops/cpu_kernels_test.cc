@@ -222,7 +222,7 @@ TEST(CpuDepthwiseConvTest, DeclinesWhatItDoesNotTake) {
 }
 
 // strata.ChannelsLast wrapping a 1x1 Conv or strata.FusedConv (with an optional channels-last residual Z, input 3).
-// The kernel takes X or Y of at least 8 MiB with at most 16 output channels, so the cases here are that large.
+// The kernel takes X or Y of at least 8 MiB with at most 32 input or output channels, so the cases here are that large.
 OpCase PointwiseRow(std::string label, std::vector<Tensor> inputs, AttributeMap attrs, bool fused = false) {
   const bool z = inputs.size() == 4;
   attrs["op"] = AString(fused ? "FusedConv" : "Conv");
@@ -257,6 +257,15 @@ TEST(CpuPointwiseConvTest, MatchesTheReference) {
                          {RandomF({2, 300, 301, 3}, 119), RandomF({16, 3, 1, 1}, 120), RandomF({16}, 121),
                           RandomF({2, 300, 301, 16}, 122)},
                          Act("Relu"), true));
+  // mobilenet_v2's projection with the residual: 144 -> 24 (a vector pair and a partial vector), and its expansion
+  // 16 -> 96 (three vector pairs).
+  RunOpCase(PointwiseRow("144 -> 24, residual, no activation",
+                         {RandomF({5, 56, 57, 144}, 140), RandomF({24, 144, 1, 1}, 141, -0.2f, 0.2f),
+                          RandomF({24}, 142), RandomF({5, 56, 57, 24}, 143)},
+                         {}, true));
+  RunOpCase(PointwiseRow("16 -> 96, relu6",
+                         {RandomF({2, 112, 113, 16}, 144), RandomF({96, 16, 1, 1}, 145), RandomF({96}, 146)},
+                         Act("Clip", 0.0f, 6.0f), true));
   // Y of 16 MiB: written with streaming stores; pixel count not a multiple of the 8-pixel block.
   RunOpCase(PointwiseRow("streamed output",
                          {RandomF({5, 255, 207, 8}, 123), RandomF({16, 8, 1, 1}, 124), RandomF({16}, 125)},
@@ -278,7 +287,7 @@ TEST(CpuPointwiseConvTest, DeclinesWhatItDoesNotTake) {
     RunOpCase(c);
   };
   declines(PointwiseRow("small X and Y (in cache)", {RandomF({1, 16, 16, 32}, 130), RandomF({16, 32, 1, 1}, 131)}, {}));
-  declines(PointwiseRow("24 output channels", {RandomF({6, 112, 112, 32}, 132), RandomF({24, 32, 1, 1}, 133)}, {}));
+  declines(PointwiseRow("48 channels in and out", {RandomF({6, 112, 112, 48}, 132), RandomF({48, 48, 1, 1}, 133)}, {}));
   declines(PointwiseRow("stride 2", {RandomF({6, 112, 112, 32}, 134), RandomF({16, 32, 1, 1}, 135)},
                         {{"strides", AInts({2, 2})}}));
   declines(PointwiseRow("3x3 kernel", {RandomF({6, 112, 112, 32}, 136), RandomF({16, 32, 3, 3}, 137)},

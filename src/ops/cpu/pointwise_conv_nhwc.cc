@@ -2,11 +2,12 @@
 // with its channels-last residual Z) with a 1x1 kernel, stride 1, no padding, one group, float32, 2-D. On [N, H, W, C]
 // data that is a matrix product, Y[pixels, M] = X[pixels, C] * W^T + B (+ Z), then the activation.
 //
-// Why: layers with few output channels over many pixels are memory-bound, and oneDNN 2.6's nhwc brgconv_1x1 ran
-// mobilenet_v2's first projection (32 -> 16 channels at 112x112, batch 32) at 2.4x ONNX Runtime's time (5.0 vs 2.0 ms).
-// This kernel sweeps X and Y once in memory order: per block of R pixels and group of up to 4 output vectors, R x NB
-// accumulators in registers, each input value broadcast against NB vectors of packed weights. It takes only the
-// layers where it measured faster (see CreateChannelsLastPointwiseConv); the code handles any channel counts.
+// Why: layers with few input or output channels over many pixels are memory-bound, and oneDNN 2.6's nhwc
+// brgconv_1x1 ran mobilenet_v2's (32 -> 16, 96 -> 24, 144 -> 24 channels at 112x112 and 56x56, batch 32) at 1.7-2.7x
+// ONNX Runtime's time (32 -> 16: 5.0 vs 2.0 ms). This kernel sweeps X and Y once in memory order: per block of 6
+// pixels and pair of output vectors, 6 x 2 accumulators in registers, each input value broadcast against the two
+// vectors of packed weights, with X prefetched two blocks ahead. It takes only the layers where it measured faster
+// (see CreateChannelsLastPointwiseConv); the code handles any channel counts.
 //
 // Relu and Clip are applied in registers with the reference's NaN rules, other activations by the reference's
 // ApplyActivation per block. Y may be Z's memory (the planner's in-place residual): each vector of Z is read just
@@ -33,8 +34,7 @@ Status Decline(std::string_view why) { return UnimplementedError("cpu 1x1 Conv (
 
 constexpr int64_t kMinBytes = int64_t{8} << 20;      // see CreateChannelsLastPointwiseConv
 constexpr int64_t kStreamBytes = int64_t{16} << 20;  // outputs from this size on are written with streaming stores
-constexpr int64_t kMaxOutputChannels = 16;           // see CreateChannelsLastPointwiseConv
-constexpr int64_t kMaxInputChannels = 64;
+constexpr int64_t kMaxSmallSide = 32;                // min(C, M) at most this (see CreateChannelsLastPointwiseConv)
 
 enum class Act { kNone, kRelu, kClip, kOther };
 
@@ -61,6 +61,9 @@ inline V16 Activate(V16 v, const Params& a) {
 // lanes (1..16) floats of a vector at p; the rest zero.
 inline V16 LoadPartial(const float* p, int64_t lanes) {
   if (lanes == kLanes) return *reinterpret_cast<const V16*>(p);
+#if defined(__AVX512F__)
+  return reinterpret_cast<V16>(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << lanes) - 1), p));
+#endif
   V16 v = {};
   std::memcpy(&v, p, sizeof(float) * static_cast<size_t>(lanes));
   return v;
@@ -77,7 +80,11 @@ inline void StorePartial(float* p, V16 v, int64_t lanes, bool stream) {
     *reinterpret_cast<V16*>(p) = v;
     return;
   }
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << lanes) - 1), reinterpret_cast<__m512>(v));
+#else
   std::memcpy(p, &v, sizeof(float) * static_cast<size_t>(lanes));
+#endif
 }
 
 // Pixels [p0, p0 + R), output channels [og, og + 16 NB) (the last vector possibly partial: M - og - 16 b lanes).
@@ -117,25 +124,21 @@ inline void Block(const Params& a, const float* x, const float* wt, const float*
   }
 }
 
+// Pixels [p0, p0 + R), all output channels, in groups of two vectors: R x 2 accumulators, the two weight vectors and
+// the broadcast input stay within 16 vector registers (GCC 12 spilled larger blocks here). Also prefetches (into L2)
+// X's rows for the block after next: a block reads R rows of C floats one float at a time, which the hardware
+// prefetchers do not follow (144 -> 24 channels at 56x56, batch 32: 8.3 ms without, 5.5 ms with).
 template <int R>
 inline void Pixels(const Params& a, const float* x, const float* wt, const float* bias, const float* z, float* y,
-                   int64_t p0) {
-  for (int64_t og = 0; og < a.mp; og += 4 * kLanes) {
-    switch (std::min<int64_t>(4, (a.mp - og) / kLanes)) {
-      case 1:
-        Block<R, 1>(a, x, wt, bias, z, y, p0, og);
-        break;
-      case 2:
-        Block<R, 2>(a, x, wt, bias, z, y, p0, og);
-        break;
-      case 3:
-        Block<R, 3>(a, x, wt, bias, z, y, p0, og);
-        break;
-      default:
-        Block<R, 4>(a, x, wt, bias, z, y, p0, og);
-        break;
-    }
+                   int64_t p0, int64_t pixels) {
+  if (p0 + 3 * R <= pixels) {
+    const char* ahead = reinterpret_cast<const char*>(x + (p0 + 2 * R) * a.c);
+    const int64_t bytes = R * a.c * static_cast<int64_t>(sizeof(float));
+    for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(ahead + o, 0, 2);
   }
+  int64_t og = 0;
+  for (; og + 2 * kLanes <= a.mp; og += 2 * kLanes) Block<R, 2>(a, x, wt, bias, z, y, p0, og);
+  if (og < a.mp) Block<R, 1>(a, x, wt, bias, z, y, p0, og);
 }
 
 class PointwiseConvNhwc final : public Kernel, public InplaceKernel {
@@ -185,23 +188,16 @@ class PointwiseConvNhwc final : public Kernel, public InplaceKernel {
     run.stream = a.act != Act::kOther && a.m % kLanes == 0 &&
                  y->num_elements() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes &&
                  reinterpret_cast<uintptr_t>(py) % 64 == 0;
-    // Tasks of whole 8-pixel blocks (the last one takes the rest).
-    constexpr int64_t kBlock = 8;
+    // Tasks of whole 6-pixel blocks (the last one takes the rest).
+    constexpr int64_t kBlock = 6;
     const int64_t blocks = (pixels_ + kBlock - 1) / kBlock;
     const int64_t block_work = kBlock * a.c * a.mp;
     ParallelFor(blocks, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, block_work)),
                 [&](int64_t begin, int64_t end) {
                   const int64_t p_end = std::min(pixels_, end * kBlock);
                   int64_t p = begin * kBlock;
-                  for (; p + kBlock <= p_end; p += kBlock) {
-                    if (a.mp <= 2 * kLanes) {
-                      Pixels<8>(run, px, wt, bias, pz, py, p);
-                    } else {
-                      Pixels<4>(run, px, wt, bias, pz, py, p);
-                      Pixels<4>(run, px, wt, bias, pz, py, p + 4);
-                    }
-                  }
-                  for (; p < p_end; ++p) Pixels<1>(run, px, wt, bias, pz, py, p);
+                  for (; p + kBlock <= p_end; p += kBlock) Pixels<kBlock>(run, px, wt, bias, pz, py, p, p_end);
+                  for (; p < p_end; ++p) Pixels<1>(run, px, wt, bias, pz, py, p, p_end);
                   if (a.act == Act::kOther)
                     ApplyActivation(act_, py + begin * kBlock * a.m, (p_end - begin * kBlock) * a.m);
 #if defined(__AVX512F__)
@@ -258,14 +254,14 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelIn
   if (has_z && init.inputs[3].shape.ToShape() != y) return Decline("Z does not have Y's shape");
   if (init.outputs[0].shape.IsFullyKnown() && init.outputs[0].shape.ToShape() != y)
     return Decline("Y does not have the convolution's shape");
-  // Where this kernel is the faster one (measured on mobilenet_v2's layers at batch 32, BENCHMARKS.md): memory-bound
-  // layers, X or Y beyond the caches, with at most 16 output channels (one vector per pixel). 32 -> 16 channels at
-  // 112x112: 3.0 ms, oneDNN 5.0 ms. With more output channels oneDNN's kernel was as fast or faster (16 -> 96:
-  // 14 vs 13.5 ms; 144 -> 24 with a residual: 9.4 vs 7.7 ms), so those stay with it.
+  // Where this kernel is the faster one (mobilenet_v2's 1x1 layers at batch 32, each timed against oneDNN's in the
+  // same runs): memory-bound layers, X or Y beyond the caches, with at most 32 input or output channels. There it
+  // took 1.3-2.2 ms less per layer (32 -> 16 at 112x112: 3.5 vs 5.3 ms; 144 -> 24 with the residual at 56x56: 5.4 vs
+  // 7.6 ms; 16 -> 96 at 112x112: 12.5 vs 13.8 ms) or the same (24 -> 144, 32 -> 192). With more channels on both
+  // sides (64 -> 384, 576 -> 96, 960 -> 320) oneDNN's blocked GEMM was 5-20% faster, so those stay with it.
   const int64_t bytes = std::max(x.NumElements(), y.NumElements()) * static_cast<int64_t>(sizeof(float));
   if (bytes < kMinBytes) return Decline("X and Y fit in the caches (under 8 MiB): oneDNN's kernel is faster there");
-  if (m > kMaxOutputChannels) return Decline("more than 16 output channels");
-  if (c > kMaxInputChannels) return Decline("more than 64 input channels");
+  if (std::min(c, m) > kMaxSmallSide) return Decline("more than 32 input and more than 32 output channels");
 
   Params p;
   p.c = c, p.m = m, p.mp = (m + kLanes - 1) / kLanes * kLanes;
