@@ -222,7 +222,8 @@ TEST(CpuDepthwiseConvTest, DeclinesWhatItDoesNotTake) {
 }
 
 // strata.ChannelsLast wrapping a 1x1 Conv or strata.FusedConv (with an optional channels-last residual Z, input 3).
-// The kernel takes X or Y of at least 8 MiB with at most 32 input or output channels, so the cases here are that large.
+// The kernel takes X or Y of at least 8 MiB with at most 32 output channels (or at most 32 input channels and Y of
+// 64 MiB), so the cases here are that large.
 OpCase PointwiseRow(std::string label, std::vector<Tensor> inputs, AttributeMap attrs, bool fused = false) {
   const bool z = inputs.size() == 4;
   attrs["op"] = AString(fused ? "FusedConv" : "Conv");
@@ -264,9 +265,9 @@ TEST(CpuPointwiseConvTest, MatchesTheReference) {
                           RandomF({24}, 142), RandomF({5, 56, 57, 24}, 143)},
                          {}, true));
   RunOpCase(PointwiseRow("16 -> 96, relu6",
-                         {RandomF({2, 112, 113, 16}, 144), RandomF({96, 16, 1, 1}, 145), RandomF({96}, 146)},
+                         {RandomF({14, 112, 113, 16}, 144), RandomF({96, 16, 1, 1}, 145), RandomF({96}, 146)},
                          Act("Clip", 0.0f, 6.0f), true));
-  // Y of 16 MiB: written with streaming stores; pixel count not a multiple of the 8-pixel block.
+  // Y of 16 MiB: written with streaming stores; pixel count not a multiple of the 6-pixel block.
   RunOpCase(PointwiseRow("streamed output",
                          {RandomF({5, 255, 207, 8}, 123), RandomF({16, 8, 1, 1}, 124), RandomF({16}, 125)},
                          Act("Clip", -0.5f, 0.5f), true));
@@ -288,6 +289,7 @@ TEST(CpuPointwiseConvTest, DeclinesWhatItDoesNotTake) {
   };
   declines(PointwiseRow("small X and Y (in cache)", {RandomF({1, 16, 16, 32}, 130), RandomF({16, 32, 1, 1}, 131)}, {}));
   declines(PointwiseRow("48 channels in and out", {RandomF({6, 112, 112, 48}, 132), RandomF({48, 48, 1, 1}, 133)}, {}));
+  declines(PointwiseRow("16 -> 64 into 12 MiB", {RandomF({2, 112, 112, 16}, 138), RandomF({64, 16, 1, 1}, 139)}, {}));
   declines(PointwiseRow("stride 2", {RandomF({6, 112, 112, 32}, 134), RandomF({16, 32, 1, 1}, 135)},
                         {{"strides", AInts({2, 2})}}));
   declines(PointwiseRow("3x3 kernel", {RandomF({6, 112, 112, 32}, 136), RandomF({16, 32, 3, 3}, 137)},

@@ -32,7 +32,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
 // pointwise_conv_nhwc.cc: strata.ChannelsLast wrapping a 1x1 Conv or strata.FusedConv (optionally with its
 // channels-last residual Z), stride 1, no padding, one group, float32, 2-D; memory-bound layers only (X or Y of at
-// least 8 MiB, at most 32 input or output channels).
+// least 8 MiB, at most 32 output channels, or at most 32 input channels and Y of at least 64 MiB).
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
 
 }  // namespace strata::ops::cpu

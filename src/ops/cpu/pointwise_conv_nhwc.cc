@@ -34,7 +34,8 @@ Status Decline(std::string_view why) { return UnimplementedError("cpu 1x1 Conv (
 
 constexpr int64_t kMinBytes = int64_t{8} << 20;      // see CreateChannelsLastPointwiseConv
 constexpr int64_t kStreamBytes = int64_t{16} << 20;  // outputs from this size on are written with streaming stores
-constexpr int64_t kMaxSmallSide = 32;                // min(C, M) at most this (see CreateChannelsLastPointwiseConv)
+constexpr int64_t kMaxSmallSide = 32;                // see CreateChannelsLastPointwiseConv
+constexpr int64_t kLargeOutputBytes = int64_t{64} << 20;
 
 enum class Act { kNone, kRelu, kClip, kOther };
 
@@ -254,14 +255,19 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelIn
   if (has_z && init.inputs[3].shape.ToShape() != y) return Decline("Z does not have Y's shape");
   if (init.outputs[0].shape.IsFullyKnown() && init.outputs[0].shape.ToShape() != y)
     return Decline("Y does not have the convolution's shape");
-  // Where this kernel is the faster one (mobilenet_v2's 1x1 layers at batch 32, each timed against oneDNN's in the
-  // same runs): memory-bound layers, X or Y beyond the caches, with at most 32 input or output channels. There it
-  // took 1.3-2.2 ms less per layer (32 -> 16 at 112x112: 3.5 vs 5.3 ms; 144 -> 24 with the residual at 56x56: 5.4 vs
-  // 7.6 ms; 16 -> 96 at 112x112: 12.5 vs 13.8 ms) or the same (24 -> 144, 32 -> 192). With more channels on both
-  // sides (64 -> 384, 576 -> 96, 960 -> 320) oneDNN's blocked GEMM was 5-20% faster, so those stay with it.
-  const int64_t bytes = std::max(x.NumElements(), y.NumElements()) * static_cast<int64_t>(sizeof(float));
+  // Where this kernel is the faster one (mobilenet_v2's and squeezenet1_1's 1x1 layers at batch 32, each timed
+  // against oneDNN's in the same runs): memory-bound layers, X or Y beyond the caches, with
+  //  - at most 32 output channels: 1.3-2.2 ms less per layer (32 -> 16 at 112x112: 3.5 vs 5.3 ms; 144 -> 24 with the
+  //    residual at 56x56: 5.4 vs 7.6 ms; squeezenet's 128 -> 16 at 55x55: 3.6 vs 5.0 ms);
+  //  - or at most 32 input channels and Y far beyond the last-level cache (64 MiB), where its streaming stores pay:
+  //    16 -> 96 at 112x112 (154 MB), 12.5 vs 13.8 ms.
+  // Expansions with smaller outputs (squeezenet's 16 -> 64 at 55x55, 25 MB: 2.4 vs 2.0 ms) and layers with more
+  // channels on both sides (64 -> 384, 576 -> 96, 960 -> 320: oneDNN 5-20% faster) stay with oneDNN.
+  const int64_t y_bytes = y.NumElements() * static_cast<int64_t>(sizeof(float));
+  const int64_t bytes = std::max(x.NumElements() * static_cast<int64_t>(sizeof(float)), y_bytes);
   if (bytes < kMinBytes) return Decline("X and Y fit in the caches (under 8 MiB): oneDNN's kernel is faster there");
-  if (std::min(c, m) > kMaxSmallSide) return Decline("more than 32 input and more than 32 output channels");
+  if (m > kMaxSmallSide && !(c <= kMaxSmallSide && y_bytes >= kLargeOutputBytes))
+    return Decline("more than 32 output channels (and not an expansion to an output of 64 MiB or more)");
 
   Params p;
   p.c = c, p.m = m, p.mp = (m + kLanes - 1) / kLanes * kLanes;
