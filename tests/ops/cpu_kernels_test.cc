@@ -10,11 +10,12 @@ namespace {
 
 using graph::AttributeMap;
 
-// strata.ChannelsLast wrapping strata.ConvMaxPool: X [N, H, W, C], W [M, C, KH, KW], B [M]; the pool's attributes
-// prefixed `pool_`.
-OpCase ConvPoolRow(std::string label, std::vector<Tensor> inputs, AttributeMap attrs) {
-  attrs["op"] = AString("ConvMaxPool");
-  attrs["op_domain"] = AString("strata");
+// A strata.ChannelsLast node wrapping `op` (of `domain`, "" for ONNX) for the "cpu" kernel, compared with the
+// reference to 1e-4 relative, 1e-5 absolute.
+OpCase ChannelsLastRow(std::string label, const char* op, const char* domain, std::vector<Tensor> inputs,
+                       AttributeMap attrs) {
+  attrs["op"] = AString(op);
+  if (*domain != '\0') attrs["op_domain"] = AString(domain);
   return {.label = std::move(label),
           .op_type = "ChannelsLast",
           .domain = "strata",
@@ -24,6 +25,12 @@ OpCase ConvPoolRow(std::string label, std::vector<Tensor> inputs, AttributeMap a
           .rtol = 1e-4,
           .atol = 1e-5,
           .kernel = "cpu"};
+}
+
+// strata.ChannelsLast wrapping strata.ConvMaxPool: X [N, H, W, C], W [M, C, KH, KW], B [M]; the pool's attributes
+// prefixed `pool_`.
+OpCase ConvPoolRow(std::string label, std::vector<Tensor> inputs, AttributeMap attrs) {
+  return ChannelsLastRow(std::move(label), "ConvMaxPool", "strata", std::move(inputs), std::move(attrs));
 }
 
 AttributeMap Pool(std::vector<int64_t> k, std::vector<int64_t> s, AttributeMap more = {}) {
@@ -92,14 +99,7 @@ TEST(CpuConvMaxPoolTest, DeclinesWhatItDoesNotCompute) {
 
 // strata.ChannelsLast wrapping MaxPool: X and Y [N, H, W, C].
 OpCase PoolRow(std::string label, Tensor x, AttributeMap attrs) {
-  attrs["op"] = AString("MaxPool");
-  return {.label = std::move(label),
-          .op_type = "ChannelsLast",
-          .domain = "strata",
-          .opset = 17,
-          .attrs = std::move(attrs),
-          .inputs = {std::move(x)},
-          .kernel = "cpu"};
+  return ChannelsLastRow(std::move(label), "MaxPool", "", {std::move(x)}, std::move(attrs));
 }
 
 TEST(CpuMaxPoolTest, MatchesTheReference) {
@@ -136,18 +136,9 @@ TEST(CpuMaxPoolTest, MatchesTheReference) {
 // strata.ChannelsLast wrapping a depthwise Conv (group == C) or strata.FusedConv: X [N, H, W, C], W [C, 1, KH, KW].
 // The kernel takes inputs of at least 8 MiB only (smaller ones stay with oneDNN), so every case here is that large.
 OpCase DepthwiseRow(std::string label, std::vector<Tensor> inputs, AttributeMap attrs, bool fused = false) {
-  attrs["op"] = AString(fused ? "FusedConv" : "Conv");
-  if (fused) attrs["op_domain"] = AString("strata");
   attrs["group"] = AInt(inputs[0].shape()[3]);
-  return {.label = std::move(label),
-          .op_type = "ChannelsLast",
-          .domain = "strata",
-          .opset = 17,
-          .attrs = std::move(attrs),
-          .inputs = std::move(inputs),
-          .rtol = 1e-4,
-          .atol = 1e-5,
-          .kernel = "cpu"};
+  return ChannelsLastRow(std::move(label), fused ? "FusedConv" : "Conv", fused ? "strata" : "", std::move(inputs),
+                         std::move(attrs));
 }
 
 AttributeMap Act(const char* op, float alpha = 0, float beta = 0) {
@@ -225,19 +216,9 @@ TEST(CpuDepthwiseConvTest, DeclinesWhatItDoesNotTake) {
 // The kernel takes X or Y of at least 8 MiB with at most 32 output channels (or at most 32 input channels and Y of
 // 64 MiB), so the cases here are that large.
 OpCase PointwiseRow(std::string label, std::vector<Tensor> inputs, AttributeMap attrs, bool fused = false) {
-  const bool z = inputs.size() == 4;
-  attrs["op"] = AString(fused ? "FusedConv" : "Conv");
-  if (fused) attrs["op_domain"] = AString("strata");
-  if (z) attrs["nhwc_inputs"] = AInts({0, 3});
-  return {.label = std::move(label),
-          .op_type = "ChannelsLast",
-          .domain = "strata",
-          .opset = 17,
-          .attrs = std::move(attrs),
-          .inputs = std::move(inputs),
-          .rtol = 1e-4,
-          .atol = 1e-5,
-          .kernel = "cpu"};
+  if (inputs.size() == 4) attrs["nhwc_inputs"] = AInts({0, 3});
+  return ChannelsLastRow(std::move(label), fused ? "FusedConv" : "Conv", fused ? "strata" : "", std::move(inputs),
+                         std::move(attrs));
 }
 
 TEST(CpuPointwiseConvTest, MatchesTheReference) {

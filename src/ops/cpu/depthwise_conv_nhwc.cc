@@ -18,12 +18,12 @@
 #include <cstring>
 
 #if defined(__AVX512F__)
-#include <immintrin.h>
+#include <immintrin.h>  // _mm_sfence
 #endif
 
 #include "core/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
-#include "ops/cpu/max_window.h"
+#include "ops/cpu/vec_epilogue.h"
 #include "ops/defs/fused/activation.h"
 #include "ops/defs/nn/spatial.h"
 
@@ -43,48 +43,12 @@ struct DwGeometry {
   int64_t oh, ow;                  // Y [N, OH, OW, C]
 };
 
-enum class Act { kNone, kRelu, kClip, kOther };
-
-struct ActParams {  // and how the outputs are stored
-  Act kind = Act::kNone;
-  bool stream = false;
-  V16 lo = {}, hi = {};
-};
-
-inline V16 Activate(V16 v, const ActParams& a) {
-  if (a.kind == Act::kRelu) {
-    const V16 zero = {};
-    return v > zero ? v : zero;
-  }
-  if (a.kind == Act::kClip) {
-    // The reference's std::min(hi, std::max(lo, v)) for numbers (same operand order, so the same signed zeros), and
-    // NaN kept.
-    V16 m = a.lo < v ? v : a.lo;
-    m = m < a.hi ? m : a.hi;
-    return v != v ? v : m;
-  }
-  return v;
-}
-
-// Stores one output vector: with a streaming store (no read of the line first, and the line not kept in cache) when
-// `stream` (whole, 64-byte aligned lines, AVX-512 builds only), a plain store otherwise.
-inline void Store(float* y, V16 v, bool stream) {
-#if defined(__AVX512F__)
-  if (stream) {
-    _mm512_stream_ps(y, reinterpret_cast<__m512>(v));
-    return;
-  }
-#endif
-  (void)stream;
-  *reinterpret_cast<V16*>(y) = v;
-}
-
 // Outputs q in [q0, q0 + P) of the row whose windows lie inside X horizontally; rows [i_lo, i_hi) of the kernel are
 // inside X vertically. `xr` points at X's row h0 (the window's top row, possibly outside X: only rows i_lo.. are
 // read), column 0, channel vector cb; `wv` holds the taps' weight vectors.
 template <int P>
 inline void DwBlock(const DwGeometry& g, const float* xr, const V16* wv, V16 bias, int64_t i_lo, int64_t i_hi,
-                    int64_t q0, const ActParams& act, float* yr) {
+                    int64_t q0, const VecEpilogue& act, float* yr) {
   V16 acc[P];
 #pragma GCC unroll 16
   for (int p = 0; p < P; ++p) acc[p] = bias;
@@ -100,14 +64,14 @@ inline void DwBlock(const DwGeometry& g, const float* xr, const V16* wv, V16 bia
     }
   }
 #pragma GCC unroll 16
-  for (int p = 0; p < P; ++p) Store(yr + (q0 + p) * g.c, Activate(acc[p], act), act.stream);
+  for (int p = 0; p < P; ++p) StoreVector(yr + (q0 + p) * g.c, Activate(acc[p], act), act.stream);
 }
 
 // The same for 3x3 kernels with all three rows inside X and stride S (1 or 2): each input column of the block is
 // loaded once and added into every output whose window holds it; the nine weights stay in registers.
 template <int P, int S>
-inline void DwBlock3x3(const DwGeometry& g, const float* xr, const V16* wv, V16 bias, int64_t q0, const ActParams& act,
-                       float* yr) {
+inline void DwBlock3x3(const DwGeometry& g, const float* xr, const V16* wv, V16 bias, int64_t q0,
+                       const VecEpilogue& act, float* yr) {
   constexpr int kCols = (P - 1) * S + 3;
   V16 acc[P];
 #pragma GCC unroll 16
@@ -131,12 +95,12 @@ inline void DwBlock3x3(const DwGeometry& g, const float* xr, const V16* wv, V16 
     }
   }
 #pragma GCC unroll 16
-  for (int p = 0; p < P; ++p) Store(yr + (q0 + p) * c, Activate(acc[p], act), act.stream);
+  for (int p = 0; p < P; ++p) StoreVector(yr + (q0 + p) * c, Activate(acc[p], act), act.stream);
 }
 
 // One output whose window may cross any border: only the taps inside X.
 inline void DwPoint(const DwGeometry& g, const float* xr, const V16* wv, V16 bias, int64_t i_lo, int64_t i_hi,
-                    int64_t q, const ActParams& act, float* yr) {
+                    int64_t q, const VecEpilogue& act, float* yr) {
   V16 acc = bias;
   const int64_t w0 = q * g.sw - g.pl;
   int64_t j_lo, j_hi;
@@ -150,14 +114,7 @@ inline void DwPoint(const DwGeometry& g, const float* xr, const V16* wv, V16 bia
 class DepthwiseConvNhwc final : public Kernel {
  public:
   DepthwiseConvNhwc(const DwGeometry& g, Activation act, bool has_bias)
-      : g_(g), act_(std::move(act)), has_bias_(has_bias) {
-    if (act_.op == "Relu") {
-      params_.kind = Act::kRelu;
-    } else if (act_.op == "Clip") {
-      params_.kind = Act::kClip, params_.lo = V16{} + act_.alpha, params_.hi = V16{} + act_.beta;
-    } else if (!act_.op.empty()) {
-      params_.kind = Act::kOther;
-    }
+      : g_(g), act_(std::move(act)), params_(EpilogueFor(act_)), has_bias_(has_bias) {
     // Output columns whose windows lie inside X horizontally: [in_lo_, in_hi_).
     in_lo_ = std::min(g.ow, (g.pl + g.sw - 1) / g.sw);
     const int64_t last = g.w - 1 - (g.kw - 1) * g.dw + g.pl;  // q * sw - pl + extent < W  <=>  q * sw <= last
@@ -197,8 +154,8 @@ class DepthwiseConvNhwc final : public Kernel {
     const int64_t row_work = g.ow * g.c * taps;
     // Outputs too large to stay in the last-level cache are streamed to memory (about a third faster on
     // mobilenet_v2's 56x56x144 layer at batch 32: no read of each line before it is written).
-    ActParams ap = params_;
-    ap.stream = params_.kind != Act::kOther &&
+    VecEpilogue ap = params_;
+    ap.stream = params_.act != VecEpilogue::Act::kOther &&
                 y->num_elements() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes &&
                 reinterpret_cast<uintptr_t>(py) % 64 == 0;
     ParallelFor(g.n * g.oh, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, row_work)),
@@ -212,7 +169,7 @@ class DepthwiseConvNhwc final : public Kernel {
   }
 
  private:
-  void Row(const float* px, const float* wt, const float* bias, float* py, int64_t t, const ActParams& ap) const {
+  void Row(const float* px, const float* wt, const float* bias, float* py, int64_t t, const VecEpilogue& ap) const {
     const DwGeometry& g = g_;
     const int64_t n = t / g.oh, r = t % g.oh;
     const int64_t h0 = r * g.sh - g.pt;
@@ -266,12 +223,12 @@ class DepthwiseConvNhwc final : public Kernel {
           [&](const float* xc, const V16* wv, V16 b, float* yc) { DwBlock<1>(g, xc, wv, b, i_lo, i_hi, q, ap, yc); });
     for (; q < g.ow; ++q)
       vectors([&](const float* xc, const V16* wv, V16 b, float* yc) { DwPoint(g, xc, wv, b, i_lo, i_hi, q, ap, yc); });
-    if (ap.kind == Act::kOther) ApplyActivation(act_, yr, g.ow * g.c);
+    if (ap.act == VecEpilogue::Act::kOther) ApplyActivation(act_, yr, g.ow * g.c);
   }
 
   DwGeometry g_;
   Activation act_;
-  ActParams params_;
+  VecEpilogue params_;
   bool has_bias_;
   int64_t in_lo_ = 0, in_hi_ = 0;
 };

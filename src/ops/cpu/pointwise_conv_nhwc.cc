@@ -23,7 +23,7 @@
 
 #include "core/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
-#include "ops/cpu/max_window.h"
+#include "ops/cpu/vec_epilogue.h"
 #include "ops/defs/fused/activation.h"
 #include "ops/inplace.h"
 
@@ -37,27 +37,10 @@ constexpr int64_t kStreamBytes = int64_t{16} << 20;  // outputs from this size o
 constexpr int64_t kMaxSmallSide = 32;                // see CreateChannelsLastPointwiseConv
 constexpr int64_t kLargeOutputBytes = int64_t{64} << 20;
 
-enum class Act { kNone, kRelu, kClip, kOther };
-
 struct Params {
   int64_t c = 0, m = 0, mp = 0;  // input channels, output channels, output channels rounded up to 16
-  Act act = Act::kNone;
-  V16 lo = {}, hi = {};
-  bool stream = false;  // whole-vector outputs streamed to memory
+  VecEpilogue ep;
 };
-
-inline V16 Activate(V16 v, const Params& a) {
-  if (a.act == Act::kRelu) {
-    const V16 zero = {};
-    return v > zero ? v : zero;
-  }
-  if (a.act == Act::kClip) {  // the reference's std::min(hi, std::max(lo, v)), NaN kept
-    V16 m = a.lo < v ? v : a.lo;
-    m = m < a.hi ? m : a.hi;
-    return v != v ? v : m;
-  }
-  return v;
-}
 
 // lanes (1..16) floats of a vector at p; the rest zero.
 inline V16 LoadPartial(const float* p, int64_t lanes) {
@@ -72,13 +55,7 @@ inline V16 LoadPartial(const float* p, int64_t lanes) {
 
 inline void StorePartial(float* p, V16 v, int64_t lanes, bool stream) {
   if (lanes == kLanes) {
-#if defined(__AVX512F__)
-    if (stream) {
-      _mm512_stream_ps(p, reinterpret_cast<__m512>(v));
-      return;
-    }
-#endif
-    *reinterpret_cast<V16*>(p) = v;
+    StoreVector(p, v, stream);
     return;
   }
 #if defined(__AVX512F__)
@@ -120,7 +97,7 @@ inline void Block(const Params& a, const float* x, const float* wt, const float*
       const int64_t lanes = std::min<int64_t>(kLanes, a.m - og - b * kLanes);
       V16 v = acc[r][b];
       if (z != nullptr) v += LoadPartial(z + row + b * kLanes, lanes);
-      StorePartial(y + row + b * kLanes, Activate(v, a), lanes, a.stream);
+      StorePartial(y + row + b * kLanes, Activate(v, a.ep), lanes, a.ep.stream);
     }
   }
 }
@@ -186,9 +163,9 @@ class PointwiseConvNhwc final : public Kernel, public InplaceKernel {
     const float* px = x.data<float>();
     float* py = y->data<float>();
     Params run = a;
-    run.stream = a.act != Act::kOther && a.m % kLanes == 0 &&
-                 y->num_elements() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes &&
-                 reinterpret_cast<uintptr_t>(py) % 64 == 0;
+    run.ep.stream = a.ep.act != VecEpilogue::Act::kOther && a.m % kLanes == 0 &&
+                    y->num_elements() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes &&
+                    reinterpret_cast<uintptr_t>(py) % 64 == 0;
     // Tasks of whole 6-pixel blocks (the last one takes the rest).
     constexpr int64_t kBlock = 6;
     const int64_t blocks = (pixels_ + kBlock - 1) / kBlock;
@@ -199,10 +176,10 @@ class PointwiseConvNhwc final : public Kernel, public InplaceKernel {
                   int64_t p = begin * kBlock;
                   for (; p + kBlock <= p_end; p += kBlock) Pixels<kBlock>(run, px, wt, bias, pz, py, p, p_end);
                   for (; p < p_end; ++p) Pixels<1>(run, px, wt, bias, pz, py, p, p_end);
-                  if (a.act == Act::kOther)
+                  if (a.ep.act == VecEpilogue::Act::kOther)
                     ApplyActivation(act_, py + begin * kBlock * a.m, (p_end - begin * kBlock) * a.m);
 #if defined(__AVX512F__)
-                  if (run.stream) _mm_sfence();  // the streamed stores are visible before the next op reads them
+                  if (run.ep.stream) _mm_sfence();  // the streamed stores are visible before the next op reads them
 #endif
                 });
     return Status::OK();
@@ -277,13 +254,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelIn
     if (!a.ok()) return Decline(a.status().message());
     act = *std::move(a);
   }
-  if (act.op == "Relu") {
-    p.act = Act::kRelu;
-  } else if (act.op == "Clip") {
-    p.act = Act::kClip, p.lo = V16{} + act.alpha, p.hi = V16{} + act.beta;
-  } else if (!act.op.empty()) {
-    p.act = Act::kOther;
-  }
+  p.ep = EpilogueFor(act);
   return std::unique_ptr<Kernel>(
       std::make_unique<PointwiseConvNhwc>(x[0] * x[1] * x[2], p, std::move(act), init.inputs.size() >= 3, has_z));
 }
