@@ -198,7 +198,6 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelIn
   const Node& node = init.node;
   const std::string op = node.GetString("op", ""), domain = node.GetString("op_domain", "");
   const bool fused = domain == "strata" && op == "FusedConv";
-
   if (!fused && !(domain.empty() && op == "Conv")) return Decline("not a channels-last Conv or FusedConv");
   const bool has_z = fused && init.inputs.size() == 4 && node.has_input(3);
   const std::vector<int64_t> nhwc = node.GetInts("nhwc_inputs", {0});
