@@ -14,17 +14,10 @@ using graph::AttributeMap;
 // reference to 1e-4 relative, 1e-5 absolute.
 OpCase ChannelsLastRow(std::string label, const char* op, const char* domain, std::vector<Tensor> inputs,
                        AttributeMap attrs) {
-  attrs["op"] = AString(op);
-  if (*domain != '\0') attrs["op_domain"] = AString(domain);
-  return {.label = std::move(label),
-          .op_type = "ChannelsLast",
-          .domain = "strata",
-          .opset = 17,
-          .attrs = std::move(attrs),
-          .inputs = std::move(inputs),
-          .rtol = 1e-4,
-          .atol = 1e-5,
-          .kernel = "cpu"};
+  OpCase c = ChannelsLastCase(std::move(label), op, domain, std::move(inputs), std::move(attrs), "cpu");
+  c.rtol = 1e-4;
+  c.atol = 1e-5;
+  return c;
 }
 
 // strata.ChannelsLast wrapping strata.ConvMaxPool: X [N, H, W, C], W [M, C, KH, KW], B [M]; the pool's attributes

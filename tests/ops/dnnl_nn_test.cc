@@ -316,16 +316,10 @@ namespace {
 // reference kernel; the oneDNN kernels read and write nhwc directly).
 OpCase ChannelsLastRow(std::string label, std::string op, std::vector<Tensor> inputs, AttributeMap attrs,
                        std::vector<int> constant = {}, std::string op_domain = "") {
-  attrs["op"] = AString(std::move(op));
-  if (!op_domain.empty()) attrs["op_domain"] = AString(op_domain);
-  return {.label = std::move(label),
-          .op_type = "ChannelsLast",
-          .domain = "strata",
-          .opset = 17,
-          .attrs = std::move(attrs),
-          .inputs = std::move(inputs),
-          .constant_inputs = std::move(constant),
-          .kernel = "dnnl"};
+  OpCase c = ChannelsLastCase(std::move(label), std::move(op), std::move(op_domain), std::move(inputs),
+                              std::move(attrs), "dnnl");
+  c.constant_inputs = std::move(constant);
+  return c;
 }
 
 TEST(DnnlChannelsLastTest, ConvPoolsAndNorm) {

@@ -308,4 +308,17 @@ void CheckGradient(const OpCase& c) {
   }
 }
 
+OpCase ChannelsLastCase(std::string label, std::string op, std::string op_domain, std::vector<Tensor> inputs,
+                        graph::AttributeMap attrs, std::string kernel) {
+  attrs["op"] = AString(std::move(op));
+  if (!op_domain.empty()) attrs["op_domain"] = AString(std::move(op_domain));
+  return {.label = std::move(label),
+          .op_type = "ChannelsLast",
+          .domain = "strata",
+          .opset = 17,
+          .attrs = std::move(attrs),
+          .inputs = std::move(inputs),
+          .kernel = std::move(kernel)};
+}
+
 }  // namespace strata::testing

@@ -48,6 +48,11 @@ struct OpCase {
 };
 
 void RunOpCase(const OpCase& c);
+
+// A row for a strata.ChannelsLast node wrapping `op` (of `op_domain`, "" for ONNX) on [N, H, W, C] activations, about
+// the fast kernel `kernel` ("dnnl", "cpu"). The reference transposes around the wrapped op's reference kernel.
+OpCase ChannelsLastCase(std::string label, std::string op, std::string op_domain, std::vector<Tensor> inputs,
+                        graph::AttributeMap attrs, std::string kernel);
 // Only the gradient check of a row (RunOpCase calls it when grad_inputs is set).
 void CheckGradient(const OpCase& c);
 
@@ -61,9 +66,15 @@ Tensor T_(std::vector<T> values, std::vector<int64_t> shape) {
   return Tensor::FromVector<T>(values, Shape(shape));
 }
 inline Tensor F(std::vector<float> v, std::vector<int64_t> shape) { return T_<float>(std::move(v), std::move(shape)); }
-inline Tensor D(std::vector<double> v, std::vector<int64_t> shape) { return T_<double>(std::move(v), std::move(shape)); }
-inline Tensor I64(std::vector<int64_t> v, std::vector<int64_t> shape) { return T_<int64_t>(std::move(v), std::move(shape)); }
-inline Tensor I32(std::vector<int32_t> v, std::vector<int64_t> shape) { return T_<int32_t>(std::move(v), std::move(shape)); }
+inline Tensor D(std::vector<double> v, std::vector<int64_t> shape) {
+  return T_<double>(std::move(v), std::move(shape));
+}
+inline Tensor I64(std::vector<int64_t> v, std::vector<int64_t> shape) {
+  return T_<int64_t>(std::move(v), std::move(shape));
+}
+inline Tensor I32(std::vector<int32_t> v, std::vector<int64_t> shape) {
+  return T_<int32_t>(std::move(v), std::move(shape));
+}
 inline Tensor B(std::vector<bool> v, std::vector<int64_t> shape) { return T_<bool>(std::move(v), std::move(shape)); }
 // A float tensor of the given shape filled with a deterministic pseudo-random sequence in [lo, hi).
 Tensor RandomF(std::vector<int64_t> shape, uint64_t seed, float lo = -1.0f, float hi = 1.0f);
