@@ -66,15 +66,9 @@ Tensor T_(std::vector<T> values, std::vector<int64_t> shape) {
   return Tensor::FromVector<T>(values, Shape(shape));
 }
 inline Tensor F(std::vector<float> v, std::vector<int64_t> shape) { return T_<float>(std::move(v), std::move(shape)); }
-inline Tensor D(std::vector<double> v, std::vector<int64_t> shape) {
-  return T_<double>(std::move(v), std::move(shape));
-}
-inline Tensor I64(std::vector<int64_t> v, std::vector<int64_t> shape) {
-  return T_<int64_t>(std::move(v), std::move(shape));
-}
-inline Tensor I32(std::vector<int32_t> v, std::vector<int64_t> shape) {
-  return T_<int32_t>(std::move(v), std::move(shape));
-}
+inline Tensor D(std::vector<double> v, std::vector<int64_t> shape) { return T_<double>(std::move(v), std::move(shape)); }
+inline Tensor I64(std::vector<int64_t> v, std::vector<int64_t> shape) { return T_<int64_t>(std::move(v), std::move(shape)); }
+inline Tensor I32(std::vector<int32_t> v, std::vector<int64_t> shape) { return T_<int32_t>(std::move(v), std::move(shape)); }
 inline Tensor B(std::vector<bool> v, std::vector<int64_t> shape) { return T_<bool>(std::move(v), std::move(shape)); }
 // A float tensor of the given shape filled with a deterministic pseudo-random sequence in [lo, hi).
 Tensor RandomF(std::vector<int64_t> shape, uint64_t seed, float lo = -1.0f, float hi = 1.0f);
