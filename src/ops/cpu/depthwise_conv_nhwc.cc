@@ -34,7 +34,6 @@ Status Decline(std::string_view why) { return UnimplementedError("cpu depthwise 
 
 constexpr int64_t kMaxTaps = 49;                      // kernels up to 7x7
 constexpr int64_t kMinInputBytes = int64_t{8} << 20;  // see CreateChannelsLastDepthwiseConv
-constexpr int64_t kStreamBytes = int64_t{16} << 20;   // outputs from this size on are written with streaming stores
 
 struct DwGeometry {
   int64_t n, h, w, c;              // X [N, H, W, C]
@@ -155,9 +154,7 @@ class DepthwiseConvNhwc final : public Kernel {
     // Outputs too large to stay in the last-level cache are streamed to memory (about a third faster on
     // mobilenet_v2's 56x56x144 layer at batch 32: no read of each line before it is written).
     VecEpilogue ap = params_;
-    ap.stream = params_.act != VecEpilogue::Act::kOther &&
-                y->num_elements() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes &&
-                reinterpret_cast<uintptr_t>(py) % 64 == 0;
+    ap.stream = StreamsOutput(params_, y->num_elements() * static_cast<int64_t>(sizeof(float)), py);
     ParallelFor(g.n * g.oh, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, row_work)),
                 [&](int64_t begin, int64_t end) {
                   for (int64_t t = begin; t < end; ++t) Row(px, wt, bias, py, t, ap);

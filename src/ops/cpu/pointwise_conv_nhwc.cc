@@ -32,9 +32,8 @@ namespace {
 
 Status Decline(std::string_view why) { return UnimplementedError("cpu 1x1 Conv (channels-last): ", why); }
 
-constexpr int64_t kMinBytes = int64_t{8} << 20;      // see CreateChannelsLastPointwiseConv
-constexpr int64_t kStreamBytes = int64_t{16} << 20;  // outputs from this size on are written with streaming stores
-constexpr int64_t kMaxSmallSide = 32;                // see CreateChannelsLastPointwiseConv
+constexpr int64_t kMinBytes = int64_t{8} << 20;  // see CreateChannelsLastPointwiseConv
+constexpr int64_t kMaxSmallSide = 32;            // see CreateChannelsLastPointwiseConv
 constexpr int64_t kLargeOutputBytes = int64_t{64} << 20;
 
 struct Params {
@@ -163,9 +162,9 @@ class PointwiseConvNhwc final : public Kernel, public InplaceKernel {
     const float* px = x.data<float>();
     float* py = y->data<float>();
     Params run = a;
-    run.ep.stream = a.ep.act != VecEpilogue::Act::kOther && a.m % kLanes == 0 &&
-                    y->num_elements() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes &&
-                    reinterpret_cast<uintptr_t>(py) % 64 == 0;
+    // Only whole vectors are streamed, so only when M is a whole number of them (every output line is written whole).
+    run.ep.stream =
+        a.m % kLanes == 0 && StreamsOutput(a.ep, y->num_elements() * static_cast<int64_t>(sizeof(float)), py);
     // Tasks of whole 6-pixel blocks (the last one takes the rest).
     constexpr int64_t kBlock = 6;
     const int64_t blocks = (pixels_ + kBlock - 1) / kBlock;

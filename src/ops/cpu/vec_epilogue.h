@@ -4,6 +4,8 @@
 // other activations (kOther) are left to the kernel, which runs ApplyActivation on its finished rows.
 #pragma once
 
+#include <cstdint>
+
 #include "ops/cpu/max_window.h"
 #include "ops/defs/fused/activation.h"
 
@@ -45,6 +47,17 @@ inline V16 Activate(V16 v, const VecEpilogue& e) {
     return v != v ? v : m;
   }
   return v;
+}
+
+// Outputs from this size on are written with streaming stores: too large to stay in the last-level cache, they would
+// otherwise be read from memory before each line is written.
+inline constexpr int64_t kStreamOutputBytes = int64_t{16} << 20;
+
+// Whether a run streams its whole-vector outputs: outputs of kStreamOutputBytes or more at a 64-byte aligned `y`, and
+// no activation left to ApplyActivation (which reads the rows back right away).
+inline bool StreamsOutput(const VecEpilogue& e, int64_t output_bytes, const void* y) {
+  return e.act != VecEpilogue::Act::kOther && output_bytes >= kStreamOutputBytes &&
+         reinterpret_cast<uintptr_t>(y) % 64 == 0;
 }
 
 // Stores one output vector: with a streaming store (the line is not read first and not kept in cache) when `stream`
