@@ -164,12 +164,20 @@ struct SessionOptions {
   bool optimize = true;           // graph passes (constant folding, fusion)
   bool use_fast_kernels = true;   // false = reference kernels only
   bool plan_memory = true;        // static memory plan (one arena per run state)
+  // The plan cache: one compiled plan per distinct set of input shapes, least recently used evicted first. Bounded by
+  // count and by the bytes the plans hold of their own (arenas, folded constants; 0 = no bound of that kind). The
+  // newest plan always stays. Under memory_limit_bytes, an allocation that fails evicts idle plans and retries once.
+  size_t plan_cache_max_plans = 32;
+  size_t plan_cache_max_bytes = size_t{1} << 30;
 };
 
 struct RunStats {
   int64_t runs = 0;
   int64_t plan_cache_hits = 0;
   int64_t plan_cache_misses = 0;  // the analogue of a tf.function retrace
+  int64_t plan_cache_evictions = 0;
+  int64_t plans_cached = 0;      // plans in the cache now
+  int64_t plan_cache_bytes = 0;  // bytes they hold (Plan::held_bytes)
 };
 
 // Type and shape of a model input or output as the model declares it.

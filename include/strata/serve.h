@@ -53,6 +53,10 @@ struct ServerOptions {
   int intra_op_threads = 0;       // --tensorflow_intra_op_parallelism (0 = one per core)
   int inter_op_threads = 0;       // --tensorflow_inter_op_parallelism (0 = auto; concurrent requests)
   int64_t model_memory_limit_bytes = 0;  // per loaded version: executor arena limit (0 = none) → 429 when exceeded
+  // Per loaded version: compiled plans kept (one per distinct input shape, least recently used evicted first) and the
+  // bytes they may hold (arenas; 0 = no bound of that kind).
+  int64_t plan_cache_max_plans = 32;
+  int64_t plan_cache_max_bytes = int64_t{1} << 30;
   bool enable_batching = false;          // --enable_batching
   std::string batching_parameters_file;  // --batching_parameters_file: text BatchingParameters
   bool enable_model_warmup = true;       // --enable_model_warmup

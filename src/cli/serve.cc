@@ -150,6 +150,10 @@ void AddServeCommand(CLI::App& app) {
                   "Load a version dir once nothing in it changed for this long (default 1000)");
   cmd->add_option("--model_memory_limit_bytes", o.model_memory_limit_bytes,
                   "Executor memory limit per loaded version (0 = none; over it: 429)");
+  cmd->add_option("--plan_cache_max_plans", o.plan_cache_max_plans,
+                  "Compiled plans kept per loaded version, one per input shape, least recently used evicted (default 32)");
+  cmd->add_option("--plan_cache_max_bytes", o.plan_cache_max_bytes,
+                  "Bytes those plans may hold per loaded version (default 1 GiB; 0 = count bound only)");
   cmd->add_option("--max_status_history", o.max_status_history, "END versions kept per model in status (default 8)");
   cmd->add_option("--shutdown_grace_ms", o.shutdown_grace_ms, "How long SIGTERM waits for in-flight requests");
   cmd->add_flag("--enable_metrics", args->enable_metrics,

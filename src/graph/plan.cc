@@ -189,6 +189,9 @@ StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& g, const std::vector<
     if (c != plan->inferred_.constants.end() && !v.is_input && v.producer < 0) {
       v.is_constant = true;
       plan->constants_[id] = c->second;
+      // Folded values are this plan's own memory; initializers are the model's, shared by every plan.
+      if (!g.initializers.count(v.name) && c->second.defined() && c->second.dtype() != DType::kString)
+        plan->constant_bytes_ += static_cast<int64_t>(c->second.byte_size());
     } else if (!v.is_input && v.producer < 0) {
       return FailedPreconditionError("value '", v.name, "' is used but never produced");
     }
@@ -389,6 +392,7 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
       }
       state->arena = *mem;
       state->arena_bytes = static_cast<size_t>(arena_bytes_);
+      states_.fetch_add(1, std::memory_order_relaxed);
     }
     state->values.resize(values_.size());
     state->planned.resize(values_.size());

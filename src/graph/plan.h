@@ -3,6 +3,8 @@
 // and shared by concurrent runs; each run borrows an ExecState (arena + value table) from the plan's pool.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -53,6 +55,12 @@ class Plan {
 
   int ValueId(const std::string& name) const;
   int64_t arena_bytes() const { return arena_bytes_; }
+  // Memory this plan holds of its own: one arena per execution state (one per concurrent run; counted once before
+  // the first run makes it) plus the values it folded into constants. The model's initializers, shared by every
+  // plan, are not counted.
+  int64_t held_bytes() const {
+    return arena_bytes_ * std::max<int64_t>(1, states_.load(std::memory_order_relaxed)) + constant_bytes_;
+  }
   // Kernel scratch memory (KernelContext::Scratch), shared by the steps: the largest any step asks for, at
   // scratch_offset() in the arena (-1 when not planned).
   int64_t scratch_bytes() const { return scratch_bytes_; }
@@ -79,6 +87,8 @@ class Plan {
   std::vector<int> input_ids_;
   std::vector<Tensor> constants_;  // by value id (undefined for non-constants)
   int64_t arena_bytes_ = 0;
+  int64_t constant_bytes_ = 0;
+  mutable std::atomic<int64_t> states_{0};
   int64_t scratch_bytes_ = 0;
   int64_t scratch_offset_ = -1;
   mutable std::mutex pool_mu_;

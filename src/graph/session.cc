@@ -1,6 +1,11 @@
+#include <malloc.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
 #include <algorithm>
-#include <map>
+#include <list>
 #include <mutex>
+#include <unordered_map>
 
 #include "core/logging.h"
 #include "core/parallel.h"
@@ -10,12 +15,24 @@
 
 namespace strata::graph {
 
+// The compiled plans, one per distinct set of input shapes, in least-recently-used order (front = newest). Bounded
+// by count and by the bytes the plans hold (Plan::held_bytes); the newest plan always stays, whatever its size. A plan
+// evicted while a run uses it lives until that run ends (shared_ptr).
+struct PlanCache {
+  struct Entry {
+    std::string key;
+    std::shared_ptr<Plan> plan;
+  };
+  std::list<Entry> lru;
+  std::unordered_map<std::string, std::list<Entry>::iterator> index;
+};
+
 struct Session::Impl {
   SessionOptions options;
   std::unique_ptr<LimitedAllocator> alloc;
   Graph graph;  // sorted, verified and optimised copy of the model's graph
-  std::mutex mu;
-  std::map<std::string, std::shared_ptr<Plan>> plans;  // by input shapes
+  mutable std::mutex mu;
+  PlanCache cache;
   RunStats stats;
 };
 
@@ -52,7 +69,7 @@ Session::~Session() {
   // updated weights, a prediction): their buffers free through the allocator later. So the allocator is orphaned,
   // not deleted: it deletes itself when the last of them comes back.
   if (!impl_) return;
-  impl_->plans.clear();  // arenas go back first
+  impl_->cache = {};  // arenas go back first
   if (impl_->alloc) impl_->alloc.release()->Orphan();
 }
 
@@ -77,28 +94,127 @@ const Graph& Session::optimized_graph() const { return impl_->graph; }
 
 RunStats Session::stats() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->stats;
+  RunStats st = impl_->stats;
+  st.plans_cached = static_cast<int64_t>(impl_->cache.lru.size());
+  st.plan_cache_bytes = 0;
+  for (const auto& e : impl_->cache.lru) st.plan_cache_bytes += e.plan->held_bytes();
+  return st;
 }
 
 namespace {
 
+// Drops plans from the cache's old end: those beyond the count and byte bounds (`keep`, the newest, always stays), or,
+// with `idle_only`, every plan but `keep` that no run is using (to give their memory back when an allocation
+// failed). Returns the plans dropped, so that the caller frees them outside the lock. Called with impl.mu held.
+std::vector<std::shared_ptr<Plan>> EvictPlans(Session::Impl& impl, const Plan* keep, bool idle_only) {
+  std::vector<std::shared_ptr<Plan>> dropped;
+  PlanCache& c = impl.cache;
+  const SessionOptions& o = impl.options;
+  int64_t bytes = 0;
+  for (const auto& e : c.lru) bytes += e.plan->held_bytes();
+  for (auto it = c.lru.end(); it != c.lru.begin();) {
+    --it;
+    if (it->plan.get() == keep) continue;
+    const bool over = (o.plan_cache_max_plans > 0 && c.lru.size() > o.plan_cache_max_plans) ||
+                      (o.plan_cache_max_bytes > 0 && bytes > static_cast<int64_t>(o.plan_cache_max_bytes));
+    const bool idle = it->plan.use_count() == 1;
+    if (!(idle_only ? idle : over)) continue;
+    bytes -= it->plan->held_bytes();
+    c.index.erase(it->key);
+    dropped.push_back(std::move(it->plan));
+    it = c.lru.erase(it);
+    ++impl.stats.plan_cache_evictions;
+  }
+  return dropped;
+}
+
+// Frees evicted plans (their arenas and kernels) and hands the freed pages back to the system: glibc keeps freed
+// blocks of this size in its heap otherwise, and the process's memory would not come down after an eviction.
+void FreePlans(std::vector<std::shared_ptr<Plan>> dropped) {
+  if (dropped.empty()) return;
+  dropped.clear();
+  malloc_trim(0);
+}
+
+// oneDNN 2.6 does not check every allocation it makes while it creates a primitive (its JIT code buffers): under an
+// address-space limit (ulimit -v, prlimit --as) that is nearly used up, creating one crashes the process. So, under
+// such a limit, a plan is compiled only when this much address space is still free: a reservation that is mapped
+// and unmapped at once (PROT_NONE: no memory is touched or committed).
+constexpr size_t kCompileHeadroomBytes = size_t{64} << 20;
+
+Status CheckCompileHeadroom() {
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_AS, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return Status::OK();
+  void* p = mmap(nullptr, kCompileHeadroomBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    return ResourceExhaustedError("not enough address space left to compile an execution plan: ",
+                                  kCompileHeadroomBytes >> 20, " MiB must be free under the process's limit of ",
+                                  lim.rlim_cur >> 20, " MiB (RLIMIT_AS)");
+  munmap(p, kCompileHeadroomBytes);
+  return Status::OK();
+}
+
+StatusOr<std::shared_ptr<Plan>> CompilePlan(Session::Impl& impl, const std::vector<SignatureEntry>& sig,
+                                            const std::vector<std::pair<std::string, Shape>>& shapes) {
+  STRATA_RETURN_IF_ERROR(CheckCompileHeadroom());
+  std::vector<ValueInfo> inputs;
+  for (size_t i = 0; i < sig.size(); ++i) inputs.push_back({sig[i].name, sig[i].dtype, PartialShape::Of(shapes[i].second)});
+  auto plan = Plan::Compile(impl.graph, inputs, impl.options, impl.alloc.get());
+  if (!plan.ok()) return plan.status();
+  return std::shared_ptr<Plan>(std::move(plan).value());
+}
+
 StatusOr<std::shared_ptr<Plan>> GetPlan(Session::Impl& impl, const std::vector<SignatureEntry>& sig,
                                         const std::vector<std::pair<std::string, Shape>>& shapes, bool count) {
   const std::string key = PlanKey(shapes);
-  std::lock_guard<std::mutex> lock(impl.mu);
-  auto it = impl.plans.find(key);
-  if (it != impl.plans.end()) {
+  std::unique_lock<std::mutex> lock(impl.mu);
+  auto it = impl.cache.index.find(key);
+  if (it != impl.cache.index.end()) {
     if (count) ++impl.stats.plan_cache_hits;
-    return it->second;
+    impl.cache.lru.splice(impl.cache.lru.begin(), impl.cache.lru, it->second);  // now the newest
+    return it->second->plan;
   }
-  std::vector<ValueInfo> inputs;
-  for (size_t i = 0; i < sig.size(); ++i) inputs.push_back({sig[i].name, sig[i].dtype, PartialShape::Of(shapes[i].second)});
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Plan::Compile(impl.graph, inputs, impl.options, impl.alloc.get()));
+  // Compiled under the lock: concurrent requests of one new shape compile it once.
+  auto compiled = CompilePlan(impl, sig, shapes);
+  if (!compiled.ok() && compiled.status().code() == StatusCode::kResourceExhausted) {
+    // Out of memory (the session's limit or the system's): give back what idle plans hold and try once more.
+    auto dropped = EvictPlans(impl, nullptr, /*idle_only=*/true);
+    if (!dropped.empty()) {
+      lock.unlock();
+      FreePlans(std::move(dropped));
+      lock.lock();
+      compiled = CompilePlan(impl, sig, shapes);
+    }
+  }
+  if (!compiled.ok()) return compiled.status();
+  std::shared_ptr<Plan> plan = std::move(compiled).value();
   if (count) ++impl.stats.plan_cache_misses;
   if (VerboseEnabled("plan")) LogInfo("compiled plan for input shapes ", key, "\n", plan->Describe());
-  std::shared_ptr<Plan> shared = std::move(plan);
-  impl.plans[key] = shared;
-  return shared;
+  auto existing = impl.cache.index.find(key);  // another thread may have added it while the lock was dropped
+  if (existing != impl.cache.index.end()) return existing->second->plan;
+  impl.cache.lru.push_front({key, plan});
+  impl.cache.index[key] = impl.cache.lru.begin();
+  auto dropped = EvictPlans(impl, plan.get(), /*idle_only=*/false);
+  lock.unlock();
+  FreePlans(std::move(dropped));
+  return plan;
+}
+
+// Runs `plan`; when memory ran out (its arena or a value allocated while it ran), gives back the memory of the
+// session's idle plans and tries once more. A run reads its inputs and writes only memory of its own, so running it
+// again is safe.
+Status RunPlan(Session::Impl& impl, const std::shared_ptr<Plan>& plan, const std::vector<const Tensor*>& ins,
+               const std::vector<int>& fetch_ids, std::vector<Tensor>* results) {
+  Status s = plan->Run(ins, fetch_ids, results);
+  if (s.code() != StatusCode::kResourceExhausted) return s;
+  std::vector<std::shared_ptr<Plan>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(impl.mu);
+    dropped = EvictPlans(impl, plan.get(), /*idle_only=*/true);
+  }
+  if (dropped.empty()) return s;
+  FreePlans(std::move(dropped));
+  return plan->Run(ins, fetch_ids, results);
 }
 
 // Orders `shapes` by the signature and checks every input is there exactly once.
@@ -167,7 +283,7 @@ Status Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds, co
       fetch_ids.push_back(plan->ValueId(name));
     }
   }
-  Status s = plan->Run(ins, fetch_ids, results);
+  Status s = RunPlan(*impl_, plan, ins, fetch_ids, results);
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     ++impl_->stats.runs;

@@ -49,6 +49,11 @@ Status ValidateOptions(const ServerOptions& o) {
   if (!o.batching_parameters_file.empty() && !o.enable_batching)
     return InvalidArgumentError("--batching_parameters_file is set without --enable_batching");
   if (o.grpc_port == 0 && o.rest_port == 0) return InvalidArgumentError("--port and --rest_api_port are both 0");
+  if (o.plan_cache_max_plans < 1)
+    return InvalidArgumentError("--plan_cache_max_plans must be at least 1, got ", o.plan_cache_max_plans);
+  if (o.plan_cache_max_bytes < 0)
+    return InvalidArgumentError("--plan_cache_max_bytes must be 0 (no byte bound) or positive, got ",
+                                o.plan_cache_max_bytes);
   return Status::OK();
 }
 
@@ -128,7 +133,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   mo.num_load_threads = o.num_load_threads > 0 ? o.num_load_threads : 2;
   mo.max_status_history = o.max_status_history;
   mo.unload_drain_ms = std::max<int64_t>(o.shutdown_grace_ms, 1000);
-  LoadOptions lo{o.intra_op_threads, o.model_memory_limit_bytes};
+  LoadOptions lo{o.intra_op_threads, o.model_memory_limit_bytes, o.plan_cache_max_plans, o.plan_cache_max_bytes};
   WarmupOptions wo{o.enable_model_warmup, o.num_request_iterations_for_warmup};
   mo.loader = [lo, wo, metrics](const std::string& name, int64_t version,
                                 const std::string& dir) -> StatusOr<std::shared_ptr<Servable>> {

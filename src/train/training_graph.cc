@@ -88,6 +88,9 @@ Status Finish(CompiledGraph* cg, graph::Graph graph, const TrainerOptions& optio
   so.intra_op_threads = options.intra_op_threads;
   so.memory_limit_bytes = options.memory_limit_bytes;
   so.optimize = options.optimize;
+  // A training run sees few shapes (the batch, the last partial batch, evaluation), each plan large: bound the cache
+  // by count only, so that an epoch's partial batch does not evict the full batch's plan.
+  so.plan_cache_max_bytes = 0;
   STRATA_ASSIGN_OR_RETURN(cg->session, graph::Session::Create(cg->model, so));
   return Status::OK();
 }

@@ -55,6 +55,8 @@ StatusOr<std::shared_ptr<Servable>> Servable::Load(const std::string& name, int6
   graph::SessionOptions so;
   so.intra_op_threads = options.intra_op_threads;
   so.memory_limit_bytes = static_cast<size_t>(std::max<int64_t>(0, options.memory_limit_bytes));
+  so.plan_cache_max_plans = static_cast<size_t>(std::max<int64_t>(0, options.plan_cache_max_plans));
+  so.plan_cache_max_bytes = static_cast<size_t>(std::max<int64_t>(0, options.plan_cache_max_bytes));
   const int64_t weights = WeightBytes(*shared);
   auto session = graph::Session::Create(shared, so);
   if (!session.ok())

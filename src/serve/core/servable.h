@@ -17,6 +17,8 @@ namespace strata::serve {
 struct LoadOptions {
   int intra_op_threads = 0;
   int64_t memory_limit_bytes = 0;
+  int64_t plan_cache_max_plans = 32;
+  int64_t plan_cache_max_bytes = int64_t{1} << 30;
 };
 
 class Servable {
