@@ -3,12 +3,13 @@
 bench/compare_peers.sh; see there for the environment).
 
 For each (model, batch) row, ROUNDS times in turn: `strata bench --json --input` on model.onnx, the ORT peer's
-run_model.js on the same model.onnx, and PyTorch running the same module (rebuilt from the peer's models.py with the
+run_model.py (onnxruntime from PyPI, in the peers venv) on the same model.onnx, and PyTorch running the same module (rebuilt from the peer's models.py with the
 export's seed, so the same weights; checked against the export's output.bin) — all on the same input (the export's
 input rows tiled to the batch), 2 threads, the same iteration counts. Each engine's figure is the median of its
 per-round medians. Each engine's output at the reference batch is compared with PyTorch's output.bin once.
 
-usage: compare_peers.py --strata BUILD/strata --models DIR --ort-peer DIR --torch-peer DIR
+usage: compare_peers.py --strata BUILD/strata --models DIR --ort-python VENV/bin/python --ort-runner run_model.py
+                        --torch-peer DIR
                         [--rounds R] [--budget-s S] [--rows NAME:B,...] [--markdown OUT.md] [--json OUT.jsonl]
 """
 import argparse, json, math, os, statistics, subprocess, sys, time
@@ -95,9 +96,9 @@ def check_outputs(a, name, work, meta, x_ref, ref):
     d['strata'] = max_abs_diff(np.load(os.path.join(outdir, meta['output_name'] + '.npy')), ref)
     ref_bin, out_bin = os.path.join(work, 'ref_in.bin'), os.path.join(work, 'ort_out.bin')
     x_ref.astype('<f4').tofile(ref_bin)
-    subprocess.run(['node', os.path.join(a.ort_peer, 'run_model.js'), os.path.join(a.models, name, 'model.onnx'),
+    subprocess.run([a.ort_python, a.ort_runner, os.path.join(a.models, name, 'model.onnx'),
                     ref_bin, ','.join(map(str, x_ref.shape)), out_bin, '--threads', str(a.threads), '--iters', '1',
-                    '--warmup', '0'], check=True, capture_output=True, text=True, cwd=a.ort_peer)
+                    '--warmup', '0'], check=True, capture_output=True, text=True)
     d['ort'] = max_abs_diff(np.fromfile(out_bin, dtype='<f4').reshape(ref.shape), ref)
     return d
 
@@ -106,7 +107,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--strata', required=True)
     ap.add_argument('--models', required=True)
-    ap.add_argument('--ort-peer', required=True)
+    ap.add_argument('--ort-python', required=True, help="the peers venv's python (with onnxruntime)")
+    ap.add_argument('--ort-runner', required=True, help='../shared/peers/ort/run_model.py')
     ap.add_argument('--torch-peer', required=True)
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--rounds', type=int, default=1)
@@ -158,14 +160,15 @@ def main():
             per['strata'].append(j['median_ms'])
             busy['strata'].append(b)
             extra['strata_allocs_per_run'] = j['heap_allocations_per_run']
-            j, b = run_json(['node', os.path.join(a.ort_peer, 'run_model.js'), model, in_bin,
+            j, b = run_json([a.ort_python, a.ort_runner, model, in_bin,
                              ','.join(map(str, x.shape)), os.path.join(work, 'ort_out.bin'), '--threads',
-                             str(a.threads), '--iters', str(iters), '--warmup', str(a.warmup)], cwd=a.ort_peer)
+                             str(a.threads), '--iters', str(iters), '--warmup', str(a.warmup)])
             per['ort'].append(j['median_ms'])
             busy['ort'].append(b)
             extra['ort_version'] = j.get('ort_version')
             j, b = run_json([sys.executable, os.path.abspath(__file__), '--strata', '-', '--models', '-',
-                             '--ort-peer', '-', '--torch-peer', '-', '--threads', str(a.threads), '--torch-one',
+                             '--ort-python', '-', '--ort-runner', '-', '--torch-peer', '-', '--threads',
+                             str(a.threads), '--torch-one',
                              name, str(batch), in_npy, ref_npy if 'torch_ref_diff' not in checks[name] else '-',
                              str(iters), str(a.warmup), a.torch_peer], prefix='JSON ')
             if 'ref_max_abs_diff' in j:
@@ -220,7 +223,7 @@ def table(a, results, checks, elapsed):
     busy = [r[f'{k}_machine_busy_pct'] for r in results for k in ('strata', 'ort', 'torch')]
     L.append(f'Medians of {a.rounds} alternating round(s), {a.threads} threads each, {a.warmup} warm-up runs and the '
              f'same iteration count for the three engines per row; ONNX Runtime {v.get("ort_version")} '
-             f'(onnxruntime-node, CPU EP, graph optimisation level all), PyTorch {v.get("torch_version")} (eval, '
+             f'(Python package from PyPI, CPU EP, graph optimisation level all), PyTorch {v.get("torch_version")} (eval, '
              f'no_grad). Machine busy share during the measurements (all processes, ours included; 100% = both cores): '
              f'median {statistics.median(busy) if busy else 0:.0f}%, max {max(busy) if busy else 0:.0f}%. '
              f'Table took {elapsed / 60:.1f} min.')

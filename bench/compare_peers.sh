@@ -6,8 +6,8 @@
 #   env:   MODELS_DIR   exported models (default /tmp/strata-peer-models; exported once with the torch peer's
 #                       export_models.py when missing: <dir>/<name>/{model.onnx,input.bin,output.bin,io.json})
 #          PEERS        the peers' scripts (default ../shared/peers next to the repository)
-#          ORT_PEER     an installed copy of the ORT peer (default /tmp/strata-ort-peer, created with npm when missing)
-#          ORT_VERSION onnxruntime-node version installed into a new ORT_PEER (default 1.30.0)
+#          STRATA_PEERS_VENV  the peers venv with onnxruntime 1.30.0 (default ~/.cache/strata/peers-venv; made by
+#                       scripts/install-deps.sh --peers when missing)
 #          ROWS         e.g. resnet18:1,cnn:32 to run some rows only; BUDGET_S timed seconds per engine and row (2)
 #          OMP_WAIT_POLICY passed through unchanged when set (e.g. passive on a busy machine); unset by default, so
 #                       each engine idles its threads its own default way: ONNX Runtime's pool spins (it ignores
@@ -21,7 +21,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 PEERS=${PEERS:-$(cd "$HERE/../.." && pwd)/shared/peers}
 [ -d "$PEERS/torch" ] || PEERS=/work/shared/peers
 MODELS_DIR=${MODELS_DIR:-/tmp/strata-peer-models}
-ORT_PEER=${ORT_PEER:-/tmp/strata-ort-peer}
+PEERS_VENV=${STRATA_PEERS_VENV:-$HOME/.cache/strata/peers-venv}
 STRATA=$(cd "$BUILD" && pwd)/strata
 [ -x "$STRATA" ] || { echo "error: no strata binary at $STRATA (build it first)" >&2; exit 2; }
 
@@ -36,21 +36,16 @@ if [ $missing = 1 ]; then
   (cd "$PEERS/torch" && PEERS_MODELS="$MODELS_DIR" /usr/bin/python3 export_models.py >&2)
 fi
 
-# ONNX Runtime peer (npm package with its native library), installed once.
-if [ ! -d "$ORT_PEER/node_modules/onnxruntime-node" ]; then
-  mkdir -p "$ORT_PEER"
-  cp -r "$PEERS/ort"/. "$ORT_PEER"/ && chmod -R u+w "$ORT_PEER"
-  # The package's postinstall fetches CUDA binaries from api.nuget.org, which is unreachable here and unused on CPU:
-  # skip it. Pin the version the issue names (the peer's package.json allows any 1.x >= 1.30).
-  (cd "$ORT_PEER" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund \
-     --onnxruntime-node-install=skip "onnxruntime-node@${ORT_VERSION:-1.30.0}" >&2)
+# ONNX Runtime peer: the Python package in the peers venv (PyPI; npm is not reachable here), installed once.
+if [ ! -x "$PEERS_VENV/bin/python" ]; then
+  STRATA_PEERS_VENV="$PEERS_VENV" "$HERE/../scripts/install-deps.sh" --peers >&2
 fi
-cp "$PEERS/ort/run_model.js" "$ORT_PEER/run_model.js"
 
 MD=$(mktemp)
 trap 'rm -f "$MD"' EXIT
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
-/usr/bin/python3 "$HERE/compare_peers.py" --strata "$STRATA" --models "$MODELS_DIR" --ort-peer "$ORT_PEER" \
+/usr/bin/python3 "$HERE/compare_peers.py" --strata "$STRATA" --models "$MODELS_DIR" --ort-python "$PEERS_VENV/bin/python" \
+  --ort-runner "$PEERS/ort/run_model.py" \
   --torch-peer "$PEERS/torch" --threads 2 --rounds "$ROUNDS" --budget-s "${BUDGET_S:-2}" --rows "${ROWS:-}" \
   --markdown "$MD" --json "${JSON_OUT:-/dev/null}" >/dev/null
 {

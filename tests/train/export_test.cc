@@ -1,7 +1,7 @@
 // Export: the serving signature (input_image with baked-in /255, logits + probabilities), onnx's checker (inside
 // ExportModel), a reload through the ONNX importer giving strata's own outputs, assets/labels.json and metadata;
-// and, when the ONNX Runtime peer is installed (ctest fixture ort_peer: npm install of ../shared/peers/ort), the
-// same outputs in ONNX Runtime.
+// and, when the peers venv is installed (scripts/install-deps.sh --peers; the test carries the `peer` label), the
+// same outputs in ONNX Runtime through ../shared/peers/ort/run_model.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -88,16 +88,19 @@ TEST_F(ExportTest, LayoutSignatureLabelsAndMetadata) {
 }
 
 TEST_F(ExportTest, OnnxRuntimeGivesTheSameLogits) {
-  const char* peer = std::getenv("STRATA_ORT_PEER");
-  if (peer == nullptr || !FileExists(std::string(peer) + "/node_modules/onnxruntime-node/package.json"))
-    GTEST_SKIP() << "ONNX Runtime peer not installed (set STRATA_ORT_PEER; the ort_peer fixture npm-installs it)";
+  const char* python = std::getenv("STRATA_PEERS_PYTHON");
+  const char* runner = std::getenv("STRATA_ORT_RUNNER");
+  if (python == nullptr || runner == nullptr || !FileExists(python) || !FileExists(runner))
+    GTEST_SKIP() << "ONNX Runtime peer not installed: run scripts/install-deps.sh --peers (it makes the peers venv; "
+                 << "STRATA_PEERS_PYTHON=" << (python ? python : "unset") << ", STRATA_ORT_RUNNER="
+                 << (runner ? runner : "unset") << ")";
   Tensor raw = RawPixels(4);
   const std::string in = dir_ + "/input.bin", out = dir_ + "/ort_logits.bin";
   {
     std::ofstream f(in, std::ios::binary);
     f.write(static_cast<const char*>(raw.raw_data()), static_cast<std::streamsize>(raw.byte_size()));
   }
-  const std::string cmd = "node " + std::string(peer) + "/run_model.js " + path_ + " " + in + " 4,28,28,1 " + out +
+  const std::string cmd = std::string(python) + " " + runner + " " + path_ + " " + in + " 4,28,28,1 " + out +
                           " --threads 2 --iters 1 --warmup 0 > " + dir_ + "/ort.json";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const std::string bytes = Slurp(out);
