@@ -374,6 +374,54 @@ TEST_F(ManagerTest, AFailedVersionLoadsSoonAfterItsFilesChangeDespiteTheBackoff)
   EXPECT_EQ(StrJoin(events_, ","), "load 1,load 1");
 }
 
+TEST_F(ManagerTest, AVersionThatGoesAwayBeforeItLoadsLeavesTheStatusList) {
+  options_.version_stability_ms = 600000;  // files written here are never stable: new versions stay START
+  Version(1);                              // (WriteVersion's files are an hour old)
+  ModelManager m(options_);
+  ASSERT_TRUE(m.Start({Config()}).ok());
+  ASSERT_TRUE(Eventually([&] { return States(m) == "1:AVAILABLE"; })) << States(m);
+  Touch(base_ + "/2/model.onnx");
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "2:START,1:AVAILABLE"; })) << States(m);
+  // Its directory is removed before it loaded: version 2 leaves the status list (it used to stay START for ever).
+  fs::remove_all(base_ + "/2");
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "1:AVAILABLE"; })) << States(m);
+  EXPECT_EQ(m.GetStatus("half", 2).status().message(), "Could not find version 2 of model half");
+  // A version that the policy stops aspiring before it loads (a newer one arrived) leaves the list too.
+  Touch(base_ + "/3/model.onnx");
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "3:START,1:AVAILABLE"; })) << States(m);
+  Touch(base_ + "/4/model.onnx");
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "4:START,1:AVAILABLE"; })) << States(m);
+  std::lock_guard<std::mutex> lock(mu_);
+  EXPECT_EQ(StrJoin(events_, ","), "load 1");
+}
+
+TEST_F(ManagerTest, AnUnloadedVersionAspiredAgainAndDroppedBeforeItLoadsReturnsToEnd) {
+  options_.version_stability_ms = 600000;
+  Version(1);
+  ModelManager m(options_);
+  ASSERT_TRUE(m.Start({Config()}).ok());
+  ASSERT_TRUE(Eventually([&] { return States(m) == "1:AVAILABLE"; })) << States(m);
+  Version(2);
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "2:AVAILABLE,1:END"; })) << States(m);
+  // Version 2 goes away while version 1 changes: version 1 is aspired again and waits to become stable.
+  Touch(base_ + "/1/extra.txt");
+  fs::remove_all(base_ + "/2");
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "2:AVAILABLE,1:START"; })) << States(m);
+  // Version 2 comes back before version 1 loaded: version 1 is back where it was, END (unloaded).
+  Version(2);
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "2:AVAILABLE,1:END"; })) << States(m);
+  auto st = m.GetStatus("half", 1);
+  ASSERT_TRUE(st.ok());
+  EXPECT_TRUE((*st)[0].status.ok()) << (*st)[0].status.ToString();
+}
+
 // ---- metrics ----
 
 TEST(MetricsTest, PrometheusExpositionAsTfServingWritesIt) {

@@ -182,6 +182,7 @@ void ModelManager::Loop() {
         std::chrono::milliseconds(std::clamp<int64_t>(options_.version_stability_ms / 2, 20, 1000));
     Clock::time_point retry_at = Clock::time_point::max(), settle_at = Clock::time_point::max();
     for (auto& [name, m] : models_) {
+      ForgetUnloadedUnaspired(*m);
       if (!m->busy) Step(*m, now);
       if (m->busy) continue;
       for (const auto& [v, e] : m->versions) {
@@ -211,6 +212,29 @@ int64_t ModelManager::RetryDelayMs(int failures) const {
   int64_t delay = std::clamp<int64_t>(options_.retry_initial_ms, 1, max_ms);
   for (int i = 1; i < failures && delay < max_ms; ++i) delay = delay > max_ms / 2 ? max_ms : delay * 2;
   return delay;
+}
+
+void ModelManager::ForgetUnloadedUnaspired(ModelEntry& m) {
+  // A version that stops being aspired before it started loading (its directory was removed, or the policy now
+  // prefers another version) never loads: it leaves the status list, as in TF Serving, instead of staying START.
+  // One that was loaded before goes back to END, its state before it was aspired again.
+  for (auto it = m.versions.begin(); it != m.versions.end();) {
+    VersionEntry& e = it->second;
+    if (e.aspired || e.state != VersionState::kStart) {
+      ++it;
+      continue;
+    }
+    if (e.loaded_before) {
+      e.state = VersionState::kEnd;
+      e.status = Status::OK();
+      ++it;
+      continue;
+    }
+    LogInfo("model ", m.config.name, ": version ", e.version, " at ", e.dir, " is no longer aspired (",
+            e.on_disk ? "the version policy prefers other versions" : "its directory was removed",
+            ") before it loaded; dropping it from the status list");
+    it = m.versions.erase(it);
+  }
 }
 
 void ModelManager::Step(ModelEntry& m, Clock::time_point now) {
@@ -279,6 +303,7 @@ void ModelManager::FinishLoad(const std::string& model, int64_t version, StatusO
       v.status = Status::OK();
       v.failed = false;
       v.failures = 0;
+      v.loaded_before = true;
     } else {
       ++v.failures;
       v.state = VersionState::kEnd;

@@ -3,7 +3,9 @@
 // the request path's "which servable serves this ModelSpec" question.
 //
 // Lifecycle contract of one version (the states of ModelVersionStatus):
-//   START      seen on disk and aspired by the policy; waits until its directory is stable
+//   START      seen on disk and aspired by the policy; waits until its directory is stable. A version that stops
+//              being aspired in START (directory removed, policy prefers others) leaves the status list, or goes
+//              back to END if it was loaded before
 //   LOADING    the model is being read, compiled and warmed up; not yet served
 //   AVAILABLE  served; an unversioned request goes to the highest AVAILABLE version
 //   UNLOADING  no new request gets it; requests that already hold it finish
@@ -115,6 +117,7 @@ class ModelManager {
     bool failed = false;   // END because a load failed (retried with backoff)
     int failures = 0;      // since the last success or change of the directory's files
     Clock::time_point next_attempt{};
+    bool loaded_before = false;
     DirFingerprint fingerprint;
     bool stable = false;   // nothing changed in the dir for version_stability_ms
   };
@@ -133,6 +136,7 @@ class ModelManager {
   void ScanAll();
   void ApplyScan(ModelEntry& m, const BasePathScan& scan, const std::map<int64_t, DirFingerprint>& fps);
   void Step(ModelEntry& m, Clock::time_point now);
+  void ForgetUnloadedUnaspired(ModelEntry& m);
   bool RetriesLeft(const VersionEntry& v) const;
   int64_t RetryDelayMs(int failures) const;
   void StartLoad(ModelEntry& m, VersionEntry& v);
