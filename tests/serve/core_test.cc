@@ -1,6 +1,7 @@
 // serve/core: version discovery and policies, config validation, signatures, the manager's lifecycle order and
 // retries (with a fake loader), and metrics exposition.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
@@ -25,6 +26,14 @@ using testing::FreshDir;
 void Touch(const std::string& path) {
   fs::create_directories(fs::path(path).parent_path());
   std::ofstream(path) << "x";
+}
+
+// User plus system CPU time of this process, all threads together.
+std::chrono::microseconds ProcessCpuTime() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return std::chrono::seconds(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         std::chrono::microseconds(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 TEST(StorageTest, VersionNamesParseLikeTensorFlow) {
@@ -179,6 +188,20 @@ class ManagerTest : public ::testing::Test {
       return Servable::FromSession(name, version, dir, std::move(session).value());
     };
   }
+  // Loads for real (Servable::Load reads <dir>/model.onnx), still recording each attempt.
+  void UseServableLoad() {
+    options_.loader = [this](const std::string& name, int64_t version, const std::string& dir) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        events_.push_back(StrCat("load ", version));
+      }
+      return Servable::Load(name, version, dir, LoadOptions{});
+    };
+  }
+  size_t Attempts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_.size();
+  }
   void Version(int64_t v) { testing::WriteVersion(base_, v, testing::HalfModel()); }
   ModelConfig Config(VersionPolicy policy = {}) { return ModelConfig{"half", base_, "onnx", policy, {}}; }
   // Waits until `pred` holds (bounded).
@@ -307,6 +330,96 @@ TEST_F(ManagerTest, UnstableVersionDirectoriesWaitAndModelsWithoutVersionsExplai
   ASSERT_TRUE(Eventually([&] { return States(m) == "5:AVAILABLE"; })) << States(m);
   EXPECT_GE(std::chrono::steady_clock::now() - written, std::chrono::milliseconds(350));
   EXPECT_TRUE(m.AllReady(&why)) << why;
+}
+
+TEST_F(ManagerTest, FailingVersionsBackOffInsteadOfSpinning) {
+  // 20 empty version directories under an 'all' policy: every load fails, and keeps failing.
+  for (int v = 1; v <= 20; ++v) fs::create_directories(StrCat(base_, "/", v));
+  options_.retry_initial_ms = 1000;  // the server's default
+  UseServableLoad();
+  ModelManager m(options_);
+  ASSERT_TRUE(m.Start({Config({VersionPolicy::Kind::kAll, 0, {}})}).ok());
+  ASSERT_TRUE(Eventually([&] { return Attempts() >= 20; })) << States(m);
+  auto st = m.GetStatus("half", 7);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ((*st)[0].state, VersionState::kEnd);
+  EXPECT_NE((*st)[0].status.message().find("(the directory is empty)"), std::string::npos)
+      << (*st)[0].status.ToString();
+  // Over the next 3 s each version is retried at most twice (1 s, then 2 s after a failure), and in between the
+  // manager sleeps: it used to spin on the due retries, one core at 100%, while another one loaded.
+  const size_t attempts0 = Attempts();
+  const auto cpu0 = ProcessCpuTime();
+  const auto wall0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const auto cpu = ProcessCpuTime() - cpu0;
+  const auto wall = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - wall0);
+  EXPECT_LT(cpu.count(), wall.count() / 10) << "the manager used " << cpu.count() << " us of CPU in " << wall.count()
+                                            << " us with 20 failing versions";
+  EXPECT_GE(Attempts() - attempts0, 20u) << "the retries after 1 s did not happen";
+  EXPECT_LE(Attempts() - attempts0, 40u) << "retries came faster than the backoff allows";
+}
+
+TEST_F(ManagerTest, AFailedVersionLoadsSoonAfterItsFilesChangeDespiteTheBackoff) {
+  fs::create_directories(base_ + "/1");
+  options_.retry_initial_ms = 600000;  // the backoff alone would not retry within this test
+  options_.version_stability_ms = 200;
+  UseServableLoad();
+  ModelManager m(options_);
+  ASSERT_TRUE(m.Start({Config()}).ok());
+  ASSERT_TRUE(Eventually([&] { return States(m) == "1:END"; })) << States(m);
+  // The model file arrives; no rescan is requested: the file-system poll finds the change and retries at once.
+  STRATA_CHECK_OK(onnx::SaveModel(testing::HalfModel(), base_ + "/1/model.onnx"));
+  ASSERT_TRUE(Eventually([&] { return States(m) == "1:AVAILABLE"; })) << States(m);
+  std::lock_guard<std::mutex> lock(mu_);
+  EXPECT_EQ(StrJoin(events_, ","), "load 1,load 1");
+}
+
+TEST_F(ManagerTest, AVersionThatGoesAwayBeforeItLoadsLeavesTheStatusList) {
+  options_.version_stability_ms = 600000;  // files written here are never stable: new versions stay START
+  Version(1);                              // (WriteVersion's files are an hour old)
+  ModelManager m(options_);
+  ASSERT_TRUE(m.Start({Config()}).ok());
+  ASSERT_TRUE(Eventually([&] { return States(m) == "1:AVAILABLE"; })) << States(m);
+  Touch(base_ + "/2/model.onnx");
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "2:START,1:AVAILABLE"; })) << States(m);
+  // Its directory is removed before it loaded: version 2 leaves the status list (it used to stay START for ever).
+  fs::remove_all(base_ + "/2");
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "1:AVAILABLE"; })) << States(m);
+  EXPECT_EQ(m.GetStatus("half", 2).status().message(), "Could not find version 2 of model half");
+  // A version that the policy stops aspiring before it loads (a newer one arrived) leaves the list too.
+  Touch(base_ + "/3/model.onnx");
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "3:START,1:AVAILABLE"; })) << States(m);
+  Touch(base_ + "/4/model.onnx");
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "4:START,1:AVAILABLE"; })) << States(m);
+  std::lock_guard<std::mutex> lock(mu_);
+  EXPECT_EQ(StrJoin(events_, ","), "load 1");
+}
+
+TEST_F(ManagerTest, AnUnloadedVersionAspiredAgainAndDroppedBeforeItLoadsReturnsToEnd) {
+  options_.version_stability_ms = 600000;
+  Version(1);
+  ModelManager m(options_);
+  ASSERT_TRUE(m.Start({Config()}).ok());
+  ASSERT_TRUE(Eventually([&] { return States(m) == "1:AVAILABLE"; })) << States(m);
+  Version(2);
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "2:AVAILABLE,1:END"; })) << States(m);
+  // Version 2 goes away while version 1 changes: version 1 is aspired again and waits to become stable.
+  Touch(base_ + "/1/extra.txt");
+  fs::remove_all(base_ + "/2");
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "2:AVAILABLE,1:START"; })) << States(m);
+  // Version 2 comes back before version 1 loaded: version 1 is back where it was, END (unloaded).
+  Version(2);
+  m.RequestRescan();
+  ASSERT_TRUE(Eventually([&] { return States(m) == "2:AVAILABLE,1:END"; })) << States(m);
+  auto st = m.GetStatus("half", 1);
+  ASSERT_TRUE(st.ok());
+  EXPECT_TRUE((*st)[0].status.ok()) << (*st)[0].status.ToString();
 }
 
 // ---- metrics ----

@@ -165,8 +165,7 @@ void ModelManager::Stop() {
 void ModelManager::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
-    const auto now = Clock::now();
-    if (rescan_ || now >= next_scan_) {
+    if (rescan_ || Clock::now() >= next_scan_) {
       rescan_ = false;
       lock.unlock();
       ScanAll();
@@ -175,23 +174,66 @@ void ModelManager::Loop() {
       const int poll = options_.file_system_poll_wait_seconds;
       next_scan_ = poll > 0 ? Clock::now() + std::chrono::seconds(poll) : Clock::time_point::max();
     }
-    Clock::time_point wake = next_scan_;
-    const auto step_now = Clock::now();
+    // Sleep until the next poll, the next due retry or the next stability check; a finished load or unload, a
+    // reload and Stop wake the loop through cv_. A retry that is due but cannot start (its model is busy, its files
+    // are still changing) is no reason to wake: waking for it spun this loop with mu_ held.
+    const auto now = Clock::now();
+    const auto settle_delay =
+        std::chrono::milliseconds(std::clamp<int64_t>(options_.version_stability_ms / 2, 20, 1000));
+    Clock::time_point retry_at = Clock::time_point::max(), settle_at = Clock::time_point::max();
     for (auto& [name, m] : models_) {
-      if (!m->busy) Step(*m, step_now);
+      ForgetUnloadedUnaspired(*m);
+      if (!m->busy) Step(*m, now);
+      if (m->busy) continue;
       for (const auto& [v, e] : m->versions) {
-        if (e.aspired && e.failed && e.state == VersionState::kEnd) wake = std::min(wake, e.next_attempt);
-        // Versions waiting to become stable are rechecked by a rescan.
-        if (e.aspired && e.state == VersionState::kStart && !e.stable)
-          wake = std::min(wake, step_now + std::chrono::milliseconds(std::clamp<int64_t>(
-                                               options_.version_stability_ms / 2, 20, 1000)));
+        if (!e.aspired) continue;
+        const bool failed = e.state == VersionState::kEnd && e.failed;
+        if (!e.stable && (e.state == VersionState::kStart || failed)) {
+          settle_at = std::min(settle_at, now + settle_delay);  // rechecked by a rescan
+        } else if (failed && RetriesLeft(e)) {
+          retry_at = std::min(retry_at, e.next_attempt);
+        }
       }
     }
     settled_cv_.notify_all();
-    if (wake <= Clock::now()) continue;
-    const bool pending_stability = wake < next_scan_;
-    cv_.wait_until(lock, std::min(wake, Clock::now() + std::chrono::seconds(5)));
-    if (pending_stability && Clock::now() >= wake) rescan_ = true;
+    // Step started every load that was due, so retry_at lies ahead; the 5 s cap only bounds a lost wakeup.
+    cv_.wait_until(lock, std::min({next_scan_, retry_at, settle_at, Clock::now() + std::chrono::seconds(5)}));
+    if (Clock::now() >= settle_at) rescan_ = true;
+  }
+}
+
+bool ModelManager::RetriesLeft(const VersionEntry& v) const {
+  return options_.max_num_load_retries < 0 || v.failures <= options_.max_num_load_retries;
+}
+
+int64_t ModelManager::RetryDelayMs(int failures) const {
+  // Doubles per failure from retry_initial_ms up to retry_max_ms, without overflowing for any option values.
+  const int64_t max_ms = std::max<int64_t>(1, options_.retry_max_ms);
+  int64_t delay = std::clamp<int64_t>(options_.retry_initial_ms, 1, max_ms);
+  for (int i = 1; i < failures && delay < max_ms; ++i) delay = delay > max_ms / 2 ? max_ms : delay * 2;
+  return delay;
+}
+
+void ModelManager::ForgetUnloadedUnaspired(ModelEntry& m) {
+  // A version that stops being aspired before it started loading (its directory was removed, or the policy now
+  // prefers another version) never loads: it leaves the status list, as in TF Serving, instead of staying START.
+  // One that was loaded before goes back to END, its state before it was aspired again.
+  for (auto it = m.versions.begin(); it != m.versions.end();) {
+    VersionEntry& e = it->second;
+    if (e.aspired || e.state != VersionState::kStart) {
+      ++it;
+      continue;
+    }
+    if (e.loaded_before) {
+      e.state = VersionState::kEnd;
+      e.status = Status::OK();
+      ++it;
+      continue;
+    }
+    LogInfo("model ", m.config.name, ": version ", e.version, " at ", e.dir, " is no longer aspired (",
+            e.on_disk ? "the version policy prefers other versions" : "its directory was removed",
+            ") before it loaded; dropping it from the status list");
+    it = m.versions.erase(it);
   }
 }
 
@@ -219,8 +261,7 @@ void ModelManager::Step(ModelEntry& m, Clock::time_point now) {
     VersionEntry& e = it->second;
     if (!e.aspired || !e.stable) continue;
     const bool fresh = e.state == VersionState::kStart;
-    const bool retry = e.state == VersionState::kEnd && e.failed && now >= e.next_attempt &&
-                       (options_.max_num_load_retries < 0 || e.failures <= options_.max_num_load_retries);
+    const bool retry = e.state == VersionState::kEnd && e.failed && now >= e.next_attempt && RetriesLeft(e);
     if (fresh || retry) {
       StartLoad(m, e);
       return;
@@ -262,17 +303,17 @@ void ModelManager::FinishLoad(const std::string& model, int64_t version, StatusO
       v.status = Status::OK();
       v.failed = false;
       v.failures = 0;
+      v.loaded_before = true;
     } else {
       ++v.failures;
       v.state = VersionState::kEnd;
       v.status = result.status();
       v.failed = true;
-      const int shift = std::min(v.failures - 1, 20);
-      const int64_t delay = std::min(options_.retry_max_ms, options_.retry_initial_ms << shift);
+      const int64_t delay = RetryDelayMs(v.failures);
       v.next_attempt = Clock::now() + std::chrono::milliseconds(delay);
-      const bool more = options_.max_num_load_retries < 0 || v.failures <= options_.max_num_load_retries;
+      const bool more = RetriesLeft(v);
       LogError("model ", model, " version ", version, " failed to load: ", v.status.message(),
-               more ? StrCat("; retrying in ", delay, " ms") : std::string("; giving up"));
+               more ? StrCat("; retrying in ", delay, " ms") : std::string("; giving up until its files change"));
     }
     TrimHistory(m);
   }

@@ -3,11 +3,15 @@
 // the request path's "which servable serves this ModelSpec" question.
 //
 // Lifecycle contract of one version (the states of ModelVersionStatus):
-//   START      seen on disk and aspired by the policy; waits until its directory is stable
+//   START      seen on disk and aspired by the policy; waits until its directory is stable. A version that stops
+//              being aspired in START (directory removed, policy prefers others) leaves the status list, or goes
+//              back to END if it was loaded before
 //   LOADING    the model is being read, compiled and warmed up; not yet served
 //   AVAILABLE  served; an unversioned request goes to the highest AVAILABLE version
 //   UNLOADING  no new request gets it; requests that already hold it finish
-//   END        unloaded (status OK) or failed to load (status = the error; retried with backoff while aspired)
+//   END        unloaded (status OK) or failed to load (status = the error). A failed version is retried while
+//              aspired, after retry_initial_ms doubling per failure up to retry_max_ms, and at once (with the
+//              backoff and retry count reset) when the files in its directory change
 // Within one model one action runs at a time. A version that is no longer aspired is unloaded only when no version
 // is aspired, an aspired version is AVAILABLE, or several unaspired versions are AVAILABLE; so an upgrade loads the
 // new version before the old one goes, and a model never loses its last AVAILABLE version to a failed load.
@@ -111,8 +115,9 @@ class ModelManager {
     bool aspired = false;
     bool on_disk = false;
     bool failed = false;   // END because a load failed (retried with backoff)
-    int failures = 0;
+    int failures = 0;      // since the last success or change of the directory's files
     Clock::time_point next_attempt{};
+    bool loaded_before = false;
     DirFingerprint fingerprint;
     bool stable = false;   // nothing changed in the dir for version_stability_ms
   };
@@ -131,6 +136,9 @@ class ModelManager {
   void ScanAll();
   void ApplyScan(ModelEntry& m, const BasePathScan& scan, const std::map<int64_t, DirFingerprint>& fps);
   void Step(ModelEntry& m, Clock::time_point now);
+  void ForgetUnloadedUnaspired(ModelEntry& m);
+  bool RetriesLeft(const VersionEntry& v) const;
+  int64_t RetryDelayMs(int failures) const;
   void StartLoad(ModelEntry& m, VersionEntry& v);
   void StartUnload(ModelEntry& m, VersionEntry& v);
   void FinishLoad(const std::string& model, int64_t version, StatusOr<std::shared_ptr<Servable>> result);

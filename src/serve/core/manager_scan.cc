@@ -98,7 +98,10 @@ void ModelManager::ApplyScan(ModelEntry& m, const BasePathScan& scan, const std:
       // or size since the previous scan (catches copies that preserve modification times).
       const bool first = e.fingerprint == DirFingerprint{};
       const bool unchanged = fp->second == e.fingerprint;
-      if (!unchanged && e.failed && !first) e.next_attempt = Clock::now();  // files changed: retry now
+      if (!unchanged && e.failed && !first) {  // files changed: retry as soon as they are stable, backoff reset
+        e.failures = 0;
+        e.next_attempt = Clock::now();
+      }
       e.fingerprint = fp->second;
       e.stable = old_enough && (unchanged || first);
     }
