@@ -19,6 +19,9 @@ struct TrainFlags {
   std::string data_dir;           // IDX files: train-images-idx3-ubyte[.gz], train-labels..., t10k-...
   std::string tfrecord_pattern;   // tf.train.Example records (strata data import-idx): image/encoded|image, label
   std::string validation_pattern;
+  // TFRecord compression of --tfrecord_pattern/--validation_pattern files: NONE, GZIP or ZLIB; "" or "auto" detects
+  // GZIP per file by its magic bytes (a ZLIB stream must be named).
+  std::string compression;
   std::string model_name = "cnn_small";
   std::vector<int64_t> input_shape = {28, 28, 1};
   int64_t num_classes = 10;
