@@ -39,6 +39,8 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option("--update_freq", f->update_freq, "TensorBoard scalars: epoch, batch or every N batches");
   cmd->add_flag("--deterministic", f->deterministic, "Bitwise-reproducible run (one intra-op thread unless set)");
   cmd->add_flag("--resume", f->resume, "Continue from the latest checkpoint of --checkpoint_dir (bitwise-identically)");
+  cmd->add_flag("--overwrite", f->overwrite,
+                "Start a new run in a --checkpoint_dir that holds another run's checkpoints, deleting them");
   cmd->add_option("--keep_checkpoints", f->keep_checkpoints, "Keep the newest N checkpoints");
   cmd->add_option("--keep_best", f->keep_best, "Also keep the best K checkpoints by --checkpoint_monitor");
   cmd->add_option("--checkpoint_monitor", f->checkpoint_monitor,
@@ -101,9 +103,9 @@ Status ApplyConfig(CLI::App* cmd, TrainFlags* f) {
     else if (key == "intra_op_threads") STRATA_RETURN_IF_ERROR(num(&f->intra_op_threads));
     else if (key == "steps_per_epoch") STRATA_RETURN_IF_ERROR(num(&f->steps_per_epoch));
     else if (key == "verbose") STRATA_RETURN_IF_ERROR(num(&f->verbose));
-    else if (key == "deterministic" || key == "resume") {
+    else if (key == "deterministic" || key == "resume" || key == "overwrite") {
       if (!v.is_bool()) return InvalidArgumentError(f->config, ": '", key, "' must be true or false");
-      (key == "deterministic" ? f->deterministic : f->resume) = v.as_bool();
+      (key == "deterministic" ? f->deterministic : key == "resume" ? f->resume : f->overwrite) = v.as_bool();
     } else {
       return InvalidArgumentError(f->config, ": key '", key, "' cannot be set from a config file");
     }

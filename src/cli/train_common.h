@@ -44,6 +44,7 @@ struct TrainFlags {
   uint64_t seed = 0;
   bool deterministic = false;
   bool resume = false;
+  bool overwrite = false;  // a fresh run may replace another run's checkpoints in --checkpoint_dir
   int64_t memory_limit_mb = 0;
   int intra_op_threads = 0;
   int64_t steps_per_epoch = -1;

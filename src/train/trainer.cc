@@ -1,5 +1,10 @@
 // Trainer: compile options, the training/evaluation sessions and one training step.
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
 
 #include "core/logging.h"
 #include "core/parallel.h"
@@ -8,6 +13,17 @@
 namespace strata::train {
 
 Trainer::~Trainer() = default;
+
+std::string NewRunId() {
+  // Not reproducible on purpose: two runs started with the same flags (and seed) are still two runs.
+  std::random_device device;
+  const uint64_t bits = (static_cast<uint64_t>(device()) << 32) ^ device() ^
+                        static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
+                        (static_cast<uint64_t>(getpid()) << 48);
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(bits));
+  return buf;
+}
 
 void Trainer::Impl::ResetMetrics() {
   loss_tracker.Reset();
@@ -37,6 +53,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOpti
   t->impl_->options = options;
   t->state_.seed = options.seed;
   t->state_.dataset_hash = options.dataset_hash;
+  t->state_.run_id = options.run_id.empty() ? NewRunId() : options.run_id;
   STRATA_ASSIGN_OR_RETURN(t->optimizer_, optim::MakeOptimizer(compile.optimizer, compile.optimizer_config));
   const auto& names = model->output_names();
   auto known = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
@@ -118,8 +135,10 @@ Status Trainer::SetState(const TrainingState& s) {
   check(state_.slots, s.slots, "optimizer slot");
   if (!problems.empty()) return InvalidArgumentError("training state does not match the model: ", StrJoin(problems, "; "));
   const std::string dataset_hash = state_.dataset_hash.empty() ? s.dataset_hash : state_.dataset_hash;
+  const std::string run_id = s.run_id.empty() ? state_.run_id : s.run_id;
   state_ = s;
   state_.dataset_hash = dataset_hash;
+  state_.run_id = run_id;
   return model_->SetWeights(state_.weights);
 }
 
