@@ -86,6 +86,8 @@ struct TrainerOptions {
   // The version of the training data (data::Manifest::hash), recorded in checkpoints; SetState refuses a state
   // recorded with another non-empty hash. "" = not recorded.
   std::string dataset_hash;
+  // Identifies this training run in its checkpoints (TrainingState::run_id). "" = Create makes a random one.
+  std::string run_id;
 };
 
 struct FitOptions {
@@ -120,7 +122,13 @@ struct TrainingState {
   // The epoch-end logs of every epoch trained so far (the metric history), oldest first.
   std::vector<std::pair<int, Logs>> history;
   std::string dataset_hash;  // see TrainerOptions::dataset_hash
+  // The run that wrote this state: random, made when a run starts fresh, kept across resumes (SetState adopts it).
+  // "" in checkpoints written before run ids existed (an unknown run).
+  std::string run_id;
 };
+
+// A new random run id: 16 lowercase hex digits.
+std::string NewRunId();
 
 class Trainer {
  public:
@@ -144,6 +152,7 @@ class Trainer {
   nn::Model& model() { return *model_; }
   const optim::Optimizer& optimizer() const { return *optimizer_; }
   int64_t iterations() const { return state_.iterations; }
+  const std::string& run_id() const { return state_.run_id; }
   // The learning rate of the next step: the schedule at `iterations`, or the override.
   double learning_rate() const;
   // Overrides the schedule with a constant from now on (ReduceLROnPlateau, LearningRateScheduler).
@@ -155,7 +164,9 @@ class Trainer {
   int epochs() const { return fit_epochs_; }
   int64_t steps_per_epoch() const { return fit_steps_; }
 
-  // Copies of the training state (weights from the model), and restoring one (names/shapes/dtypes checked).
+  // Copies of the training state (weights from the model), and restoring one (names/shapes/dtypes checked). A
+  // restored state's run id becomes this trainer's (it continues that run); one without (written before run ids)
+  // keeps the trainer's own.
   TrainingState GetState() const;
   Status SetState(const TrainingState& state);
   // The weights as in the model after the last step (the model is kept in sync after every step).
@@ -231,6 +242,8 @@ struct CheckpointEntry {
   int64_t step = 0;
   double timestamp = 0;
   std::optional<double> metric;  // the monitored value at save time
+  std::string run_id;            // of the run that wrote it ("" = written before run ids)
+  int epoch = 0;
 };
 class CheckpointManager {
  public:

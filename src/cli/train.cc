@@ -2,8 +2,10 @@
 // checkpoints in --checkpoint_dir (CheckpointManager: newest N, best K) and bitwise --resume, optional export.
 #include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "cli/train_common.h"
 #include "core/file_util.h"
@@ -40,8 +42,57 @@ class SaveCheckpoints final : public train::Callback {
   std::map<std::string, std::string> metadata_;
 };
 
+std::string RunName(const std::string& run_id) {
+  return run_id.empty() ? "<unknown> (written before run ids)" : run_id;
+}
+
+// "run 3f2a...: 2 checkpoints, steps 20..40; latest 'dir/ckpt-40', which resumes at epoch 3": one part per run,
+// joined by " / ", in the order of their first kept checkpoint.
+std::string DescribeRuns(const train::CheckpointManager& manager) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const train::CheckpointEntry*>> by_run;
+  for (const train::CheckpointEntry& e : manager.checkpoints()) {
+    if (!by_run.count(e.run_id)) order.push_back(e.run_id);
+    by_run[e.run_id].push_back(&e);
+  }
+  std::vector<std::string> parts;
+  for (const std::string& id : order) {
+    const auto& list = by_run.at(id);
+    int64_t lo = list.front()->step, hi = lo;
+    for (const auto* e : list) {
+      lo = std::min(lo, e->step);
+      hi = std::max(hi, e->step);
+    }
+    const train::CheckpointEntry& latest = *list.back();
+    const std::string path = latest.name[0] == '/' ? latest.name : JoinPath(manager.directory(), latest.name);
+    parts.push_back(StrCat(
+        "run ", RunName(id), ": ", list.size(), list.size() == 1 ? " checkpoint, step " : " checkpoints, steps ", lo,
+        lo == hi ? "" : StrCat("..", hi), "; latest '", path, "', which resumes at epoch ", latest.epoch + 1));
+  }
+  return StrJoin(parts, " / ");
+}
+
+// A fresh run in a directory that holds checkpoints: they are another run's, which --resume would later mix with
+// this one's. Refused unless --overwrite (checked before any work, so a refusal costs nothing).
+Status CheckFreshRunDir(const train::CheckpointManager& manager, const TrainFlags& f) {
+  if (manager.checkpoints().empty() || f.overwrite) return Status::OK();
+  return FailedPreconditionError(
+      "--checkpoint_dir '", f.checkpoint_dir, "' holds the checkpoints of another run (", DescribeRuns(manager),
+      "); a new run there would mix its checkpoints with them. Pass --resume to continue that run, --overwrite to "
+      "delete them and start a new run, or choose another --checkpoint_dir");
+}
+
+// --overwrite: deletes the other run's checkpoints (saying what it deletes) just before the new run starts.
+Status OverwriteCheckpointDir(train::CheckpointManager* manager, const TrainFlags& f) {
+  if (manager->checkpoints().empty()) return Status::OK();
+  LogWarning("--overwrite: deleting the checkpoints in ", f.checkpoint_dir, " of ", DescribeRuns(*manager));
+  return manager->DeleteAll();
+}
+
 Status RunTrain(CLI::App* cmd, TrainFlags f) {
   STRATA_RETURN_IF_ERROR(ApplyConfig(cmd, &f));
+  if (f.resume && f.overwrite)
+    return InvalidArgumentError("--resume continues the run in --checkpoint_dir and --overwrite deletes it: give one");
   // Every step allocates the new weights and slots (functional state, docs/training.md): keep freed memory in the
   // heap instead of returning it to the kernel and faulting fresh zeroed pages in again on the next step.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
@@ -50,6 +101,17 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   LogInfo("strata train: model ", f.model_name, ", batch ", f.batch_size, ", ", f.epochs, " epochs, optimizer ",
           f.optimizer, ", lr ", f.learning_rate, " (", f.lr_schedule, "), intra-op threads ", IntraOpThreads(),
           f.deterministic ? ", deterministic" : "");
+  std::unique_ptr<train::CheckpointManager> manager;
+  std::string dataset_hash;
+  if (!f.checkpoint_dir.empty()) {
+    // The dataset version goes into every checkpoint; --resume refuses a checkpoint of other data.
+    STRATA_ASSIGN_OR_RETURN(dataset_hash, TrainDataHash(f));
+    STRATA_ASSIGN_OR_RETURN(
+        manager, train::CheckpointManager::Open(
+                     f.checkpoint_dir,
+                     {.max_to_keep = f.keep_checkpoints, .keep_best = f.keep_best, .monitor = f.checkpoint_monitor}));
+    if (!f.resume) STRATA_RETURN_IF_ERROR(CheckFreshRunDir(*manager, f));
+  }
   STRATA_ASSIGN_OR_RETURN(data::Dataset train_ds, TrainDataset(f));
   auto test_ds = TestDataset(f);
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<nn::Model> model, nn::ZooModel(f.model_name, f.input_shape, f.num_classes));
@@ -74,29 +136,38 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   to.deterministic = f.deterministic;
   to.intra_op_threads = f.intra_op_threads;
   to.memory_limit_bytes = static_cast<size_t>(f.memory_limit_mb) << 20;
-  std::unique_ptr<train::CheckpointManager> manager;
-  if (!f.checkpoint_dir.empty()) {
-    // The dataset version goes into every checkpoint; --resume refuses a checkpoint of other data.
-    STRATA_ASSIGN_OR_RETURN(to.dataset_hash, TrainDataHash(f));
-    STRATA_ASSIGN_OR_RETURN(
-        manager, train::CheckpointManager::Open(
-                     f.checkpoint_dir,
-                     {.max_to_keep = f.keep_checkpoints, .keep_best = f.keep_best, .monitor = f.checkpoint_monitor}));
-  }
+  to.dataset_hash = dataset_hash;
   STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));
   int initial_epoch = 0;
   int64_t initial_batch = 0;
+  bool resumed = false;
   if (f.resume && manager) {
     STRATA_ASSIGN_OR_RETURN(std::optional<train::Checkpoint> latest, manager->ReadLatest());
     if (latest) {
       STRATA_RETURN_IF_ERROR(train::RestoreCheckpoint(*trainer, *latest));
+      resumed = true;
       initial_epoch = latest->state.epoch;
       initial_batch = latest->state.batch;
-      LogInfo("resuming from ", latest->path, ": step ", latest->state.iterations, ", epoch ", initial_epoch + 1,
-              ", batch ", initial_batch);
+      LogInfo("resuming run ", RunName(latest->state.run_id), " from ", latest->path, ": step ",
+              latest->state.iterations, ", epoch ", initial_epoch + 1, ", batch ", initial_batch);
+      if (latest->state.run_id.empty())
+        LogWarning("checkpoint ", latest->path,
+                   " has no run id (written before run ids): continuing it as an unknown run; its new checkpoints "
+                   "carry run id ",
+                   trainer->run_id());
+      for (const train::CheckpointEntry& e : manager->checkpoints())
+        if (e.run_id != latest->state.run_id) {
+          LogWarning(f.checkpoint_dir, " also holds checkpoints of other runs than the one resumed (",
+                     DescribeRuns(*manager), ")");
+          break;
+        }
     } else {
       LogInfo("--resume: no checkpoint in ", f.checkpoint_dir, " yet; starting from scratch");
     }
+  }
+  if (manager && !resumed) {
+    STRATA_RETURN_IF_ERROR(OverwriteCheckpointDir(manager.get(), f));
+    LogInfo("starting run ", trainer->run_id(), " in ", f.checkpoint_dir);
   }
   train::FitOptions fo;
   fo.epochs = f.epochs;

@@ -5,6 +5,7 @@
 
 #include "core/file_util.h"
 #include "core/json.h"
+#include "io/tfrecord.h"
 #include "strata/onnx.h"
 
 namespace strata::cli {
@@ -14,6 +15,8 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option("--data_dir", f->data_dir, "Directory of IDX files (train-*/t10k-*-ubyte[.gz]), e.g. Fashion-MNIST");
   cmd->add_option("--tfrecord_pattern", f->tfrecord_pattern, "Glob of TFRecord files of tf.train.Example (image/encoded or image, label)");
   cmd->add_option("--validation_pattern", f->validation_pattern, "Glob of validation TFRecord files");
+  cmd->add_option("--compression", f->compression,
+                  "TFRecord compression: NONE, GZIP or ZLIB (default: auto, GZIP detected by its magic bytes)");
   cmd->add_option("--model_name", f->model_name, "Zoo model: mlp, cnn_small");
   cmd->add_option("--input_shape", f->input_shape, "H W C of one example")->expected(3);
   cmd->add_option("--num_classes", f->num_classes, "Number of classes");
@@ -36,6 +39,8 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option("--update_freq", f->update_freq, "TensorBoard scalars: epoch, batch or every N batches");
   cmd->add_flag("--deterministic", f->deterministic, "Bitwise-reproducible run (one intra-op thread unless set)");
   cmd->add_flag("--resume", f->resume, "Continue from the latest checkpoint of --checkpoint_dir (bitwise-identically)");
+  cmd->add_flag("--overwrite", f->overwrite,
+                "Start a new run in a --checkpoint_dir that holds another run's checkpoints, deleting them");
   cmd->add_option("--keep_checkpoints", f->keep_checkpoints, "Keep the newest N checkpoints");
   cmd->add_option("--keep_best", f->keep_best, "Also keep the best K checkpoints by --checkpoint_monitor");
   cmd->add_option("--checkpoint_monitor", f->checkpoint_monitor,
@@ -73,6 +78,7 @@ Status ApplyConfig(CLI::App* cmd, TrainFlags* f) {
     if (key == "data_dir") STRATA_RETURN_IF_ERROR(str(&f->data_dir));
     else if (key == "tfrecord_pattern") STRATA_RETURN_IF_ERROR(str(&f->tfrecord_pattern));
     else if (key == "validation_pattern") STRATA_RETURN_IF_ERROR(str(&f->validation_pattern));
+    else if (key == "compression") STRATA_RETURN_IF_ERROR(str(&f->compression));
     else if (key == "model_name") STRATA_RETURN_IF_ERROR(str(&f->model_name));
     else if (key == "lr_schedule") STRATA_RETURN_IF_ERROR(str(&f->lr_schedule));
     else if (key == "optimizer") STRATA_RETURN_IF_ERROR(str(&f->optimizer));
@@ -97,9 +103,9 @@ Status ApplyConfig(CLI::App* cmd, TrainFlags* f) {
     else if (key == "intra_op_threads") STRATA_RETURN_IF_ERROR(num(&f->intra_op_threads));
     else if (key == "steps_per_epoch") STRATA_RETURN_IF_ERROR(num(&f->steps_per_epoch));
     else if (key == "verbose") STRATA_RETURN_IF_ERROR(num(&f->verbose));
-    else if (key == "deterministic" || key == "resume") {
+    else if (key == "deterministic" || key == "resume" || key == "overwrite") {
       if (!v.is_bool()) return InvalidArgumentError(f->config, ": '", key, "' must be true or false");
-      (key == "deterministic" ? f->deterministic : f->resume) = v.as_bool();
+      (key == "deterministic" ? f->deterministic : key == "resume" ? f->resume : f->overwrite) = v.as_bool();
     } else {
       return InvalidArgumentError(f->config, ": key '", key, "' cannot be set from a config file");
     }
@@ -136,10 +142,29 @@ data::MapFn ToModelInput(bool raw_pixels) {
   };
 }
 
+// The compression of the TFRecord files: --compression when given, else GZIP when every file is a GZIP stream (by
+// its magic bytes), none when no file is; a mix is an error naming one file of each kind.
+StatusOr<std::string> RecordsCompression(const std::vector<std::string>& files, const TrainFlags& f) {
+  if (!f.compression.empty() && f.compression != "auto" && f.compression != "AUTO") {
+    STRATA_ASSIGN_OR_RETURN(io::Compression c, io::ParseCompression(f.compression));
+    return std::string(io::CompressionName(c));
+  }
+  std::string gzip_file, plain_file;
+  for (const std::string& file : files) {
+    STRATA_ASSIGN_OR_RETURN(bool gzip, io::LooksLikeGzipTfRecordFile(file));
+    (gzip ? gzip_file : plain_file) = file;
+  }
+  if (!gzip_file.empty() && !plain_file.empty())
+    return InvalidArgumentError("the TFRecord files mix compressions: '", gzip_file, "' is GZIP, '", plain_file,
+                                "' is not; give files of one kind (or pass --compression to name it)");
+  return std::string(gzip_file.empty() ? "" : "GZIP");
+}
+
 // tf.train.Example records with image/encoded (PNG/JPEG) or raw image bytes (+ image/shape), and label.
 StatusOr<data::Dataset> RecordsDataset(const std::string& pattern, const TrainFlags& f) {
   STRATA_ASSIGN_OR_RETURN(std::vector<std::string> files, Glob(pattern));
   if (files.empty()) return NotFoundError("no files match '", pattern, "'");
+  STRATA_ASSIGN_OR_RETURN(std::string compression, RecordsCompression(files, f));
   std::vector<io::FeatureSpec> specs = {
       io::FeatureSpec::FixedLen("image/encoded", DType::kString, {}, Tensor::Scalar<std::string>("")),
       io::FeatureSpec::FixedLen("image", DType::kString, {}, Tensor::Scalar<std::string>("")),
@@ -161,7 +186,7 @@ StatusOr<data::Dataset> RecordsDataset(const std::string& pattern, const TrainFl
     e.Set("image", std::move(img));
     return Status::OK();
   };
-  return data::Dataset::TfRecord(files)
+  return data::Dataset::TfRecord(files, {.compression = compression})
       .Map(data::ParseExampleFn(specs), {.name = "parse"})
       .Map(decode, {.num_parallel_calls = 2, .name = "decode"});
 }

@@ -19,6 +19,9 @@ struct TrainFlags {
   std::string data_dir;           // IDX files: train-images-idx3-ubyte[.gz], train-labels..., t10k-...
   std::string tfrecord_pattern;   // tf.train.Example records (strata data import-idx): image/encoded|image, label
   std::string validation_pattern;
+  // TFRecord compression of --tfrecord_pattern/--validation_pattern files: NONE, GZIP or ZLIB; "" or "auto" detects
+  // GZIP per file by its magic bytes (a ZLIB stream must be named).
+  std::string compression;
   std::string model_name = "cnn_small";
   std::vector<int64_t> input_shape = {28, 28, 1};
   int64_t num_classes = 10;
@@ -41,6 +44,7 @@ struct TrainFlags {
   uint64_t seed = 0;
   bool deterministic = false;
   bool resume = false;
+  bool overwrite = false;  // a fresh run may replace another run's checkpoints in --checkpoint_dir
   int64_t memory_limit_mb = 0;
   int intra_op_threads = 0;
   int64_t steps_per_epoch = -1;

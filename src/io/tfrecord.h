@@ -112,6 +112,11 @@ class TfRecordReader {
   std::string detail_;  // what CheckRecord found wrong
 };
 
+// True when a file is a GZIP stream rather than plain TFRecords: it starts with the gzip magic 1f 8b and its first
+// 12 bytes are not a valid record header (a plain file whose first record is 35615 + 65536k bytes long also starts
+// with 1f 8b; its header CRC tells the two apart). For readers that detect GZIP when no compression is named.
+StatusOr<bool> LooksLikeGzipTfRecordFile(const std::string& path);
+
 // Counts the records of a TFRecord file by reading headers only; with `verify_data`, checks every data CRC too.
 StatusOr<int64_t> CountTfRecords(const std::string& path, Compression compression, bool verify_data = false);
 

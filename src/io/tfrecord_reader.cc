@@ -112,7 +112,18 @@ Status TfRecordReader::Damage(Check what) const {
   const bool truncated = what == Check::kTruncated;
   std::string msg = StrCat(truncated ? "truncated" : "corrupted", " record at ", offset_, where_, " in '", name(),
                            "' (record index ", records_ + corrupt_, "): ", detail_);
-  if (offset_ == 0 && what == Check::kBadHeader) msg += " (Is this even a TFRecord file?)";
+  if (offset_ == 0 && what == Check::kBadHeader) {
+    msg += " (Is this even a TFRecord file?)";  // TF's hint
+    // The usual cause: a compressed file read as plain records.
+    const Compression looks = options_.compression == Compression::kNone
+                                  ? SniffCompression(std::string_view(buf_.data() + pos_, end_ - pos_))
+                                  : Compression::kNone;
+    if (looks != Compression::kNone) {
+      const std::string_view kind = CompressionName(looks);
+      msg += StrCat(" (this looks like a ", kind, " file; pass --compression ", kind, ", in the API compression \"",
+                    kind, "\")");
+    }
+  }
   return DataLossError(msg);
 }
 
@@ -193,6 +204,19 @@ StatusOr<bool> TfRecordReader::SkipUnverified(uint64_t len) {
 StatusOr<bool> TfRecordReader::ReadRecord(std::string* out) { return Next(out, /*verify_data=*/true); }
 
 StatusOr<bool> TfRecordReader::SkipRecord(bool verify_data) { return Next(nullptr, verify_data); }
+
+StatusOr<bool> LooksLikeGzipTfRecordFile(const std::string& path) {
+  STRATA_ASSIGN_OR_RETURN(auto in, OpenFileInput(path));
+  char head[kTfRecordHeaderBytes];
+  size_t n = 0;
+  while (n < sizeof(head)) {
+    STRATA_ASSIGN_OR_RETURN(size_t got, in->Read(head + n, sizeof(head) - n));
+    if (got == 0) break;
+    n += got;
+  }
+  if (SniffCompression(std::string_view(head, n)) != Compression::kGzip) return false;
+  return n < kTfRecordHeaderBytes || !HeaderValid(head);
+}
 
 StatusOr<int64_t> CountTfRecords(const std::string& path, Compression compression, bool verify_data) {
   TfRecordReaderOptions options;

@@ -2,6 +2,8 @@
 // byte stream; window bits 15 (zlib) or 31 (gzip); mem_level 9 when writing, as TF's writer does.
 #include <zlib.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "io/stream.h"
@@ -45,7 +47,7 @@ class InflateInput final : public InputStream {
         return error_;
       }
       error_ = DataLossError("corrupt ", CompressionName(type_), " stream in '", raw_->name(), "' near compressed offset ",
-                             consumed(), ": ", strm_.msg ? strm_.msg : zError(rc));
+                             consumed(), ": ", strm_.msg ? strm_.msg : zError(rc), HeaderHint());
       return error_;
     }
     return static_cast<size_t>(want - strm_.avail_out);
@@ -56,9 +58,22 @@ class InflateInput final : public InputStream {
  private:
   uint64_t consumed() const { return raw_read_ - strm_.avail_in; }
 
+  // When the very first bytes fail: what the file looks like instead (a bad header, not damage inside the stream).
+  std::string HeaderHint() const {
+    if (strm_.total_out > 0 || head_.size() < 2) return "";
+    const Compression looks = SniffCompression(head_);
+    if (looks == type_) return "";
+    if (looks == Compression::kNone)
+      return StrCat(" (the file does not start with a ", CompressionName(type_),
+                    " header; if it holds plain records, pass --compression NONE)");
+    return StrCat(" (this looks like a ", CompressionName(looks), " file; pass --compression ", CompressionName(looks),
+                  ")");
+  }
+
   Status Refill() {
     STRATA_ASSIGN_OR_RETURN(size_t got, raw_->Read(in_.data(), in_.size()));
     raw_read_ += got;
+    if (head_.size() < 2) head_.append(in_.data(), std::min<size_t>(got, 2 - head_.size()));
     if (got == 0) raw_eof_ = true;
     strm_.next_in = reinterpret_cast<Bytef*>(in_.data());
     strm_.avail_in = static_cast<uInt>(got);
@@ -88,6 +103,7 @@ class InflateInput final : public InputStream {
   bool raw_eof_ = false;
   bool done_ = false;
   uint64_t raw_read_ = 0;
+  std::string head_;  // the first two compressed bytes
   Status error_;
 };
 

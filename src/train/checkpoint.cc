@@ -148,6 +148,7 @@ Status WriteDirectory(const std::string& tmp, const TrainingState& s, const Chec
   state.Set("rng", rng);
   state.Set("learning_rate_override", s.learning_rate_override ? Json(*s.learning_rate_override) : Json());
   state.Set("dataset_manifest_hash", s.dataset_hash);
+  state.Set("run_id", s.run_id);
   state.Set("weights_only", o.weights_only);
   state.Set("metrics", LogsJson(o.metrics));
   Json history = Json::MakeArray();
@@ -257,6 +258,7 @@ StatusOr<Checkpoint> ReadCheckpointState(const std::string& path, Json* tensors_
   if (const Json* lr = j.Find("learning_rate_override"); lr && lr->is_number())
     s.learning_rate_override = lr->as_double();
   if (const Json* h = j.Find("dataset_manifest_hash"); h && h->is_string()) s.dataset_hash = h->as_string();
+  if (const Json* r = j.Find("run_id"); r && r->is_string()) s.run_id = r->as_string();  // absent before run ids
   if (const Json* m = j.Find("metrics")) {
     STRATA_ASSIGN_OR_RETURN(c.metrics, LogsFromJson(*m, StrCat(state_path, ": metrics")));
   }

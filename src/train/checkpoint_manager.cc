@@ -180,6 +180,8 @@ StatusOr<std::unique_ptr<CheckpointManager>> CheckpointManager::Open(std::string
       CheckpointEntry e;
       e.name = f.paths[i];
       e.step = c->state.iterations;
+      e.epoch = c->state.epoch;
+      e.run_id = c->state.run_id;
       e.timestamp = i < f.timestamps.size() ? f.timestamps[i] : m->last_preserved_timestamp_;
       if (const double* v = c->metrics.Find(m->options_.monitor)) e.metric = *v;
       m->entries_.push_back(std::move(e));
@@ -198,7 +200,7 @@ StatusOr<std::unique_ptr<CheckpointManager>> CheckpointManager::Open(std::string
   for (const auto& [step, name] : orphans) {
     auto c = ReadCheckpointState(JoinPath(m->dir_, name));
     if (!c.ok()) continue;
-    CheckpointEntry e{name, c->state.iterations, c->written_at, std::nullopt};
+    CheckpointEntry e{name, c->state.iterations, c->written_at, std::nullopt, c->state.run_id, c->state.epoch};
     if (const double* v = c->metrics.Find(m->options_.monitor)) e.metric = *v;
     m->entries_.push_back(std::move(e));
   }
@@ -268,7 +270,7 @@ StatusOr<std::string> CheckpointManager::Save(const TrainingState& state, const 
   const std::string path = rel[0] == '/' ? rel : JoinPath(dir_, rel);
   STRATA_RETURN_IF_ERROR(MakeDirs(dir_));
   STRATA_RETURN_IF_ERROR(WriteCheckpoint(path, state, options));
-  CheckpointEntry e{rel, state.iterations, Now(), std::nullopt};
+  CheckpointEntry e{rel, state.iterations, Now(), std::nullopt, state.run_id, state.epoch};
   if (const double* v = options.metrics.Find(options_.monitor)) e.metric = *v;
   entries_.erase(
       std::remove_if(entries_.begin(), entries_.end(), [&](const CheckpointEntry& x) { return x.name == rel; }),

@@ -1,5 +1,10 @@
 // Trainer: compile options, the training/evaluation sessions and one training step.
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
 
 #include "core/logging.h"
 #include "core/parallel.h"
@@ -8,6 +13,17 @@
 namespace strata::train {
 
 Trainer::~Trainer() = default;
+
+std::string NewRunId() {
+  // Not reproducible on purpose: two runs started with the same flags (and seed) are still two runs.
+  std::random_device device;
+  const uint64_t bits = (static_cast<uint64_t>(device()) << 32) ^ device() ^
+                        static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) ^
+                        (static_cast<uint64_t>(getpid()) << 48);
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(bits));
+  return buf;
+}
 
 void Trainer::Impl::ResetMetrics() {
   loss_tracker.Reset();
@@ -37,6 +53,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOpti
   t->impl_->options = options;
   t->state_.seed = options.seed;
   t->state_.dataset_hash = options.dataset_hash;
+  t->state_.run_id = options.run_id.empty() ? NewRunId() : options.run_id;
   STRATA_ASSIGN_OR_RETURN(t->optimizer_, optim::MakeOptimizer(compile.optimizer, compile.optimizer_config));
   const auto& names = model->output_names();
   auto known = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
@@ -118,8 +135,10 @@ Status Trainer::SetState(const TrainingState& s) {
   check(state_.slots, s.slots, "optimizer slot");
   if (!problems.empty()) return InvalidArgumentError("training state does not match the model: ", StrJoin(problems, "; "));
   const std::string dataset_hash = state_.dataset_hash.empty() ? s.dataset_hash : state_.dataset_hash;
+  const std::string run_id = s.run_id.empty() ? state_.run_id : s.run_id;
   state_ = s;
   state_.dataset_hash = dataset_hash;
+  state_.run_id = run_id;
   return model_->SetWeights(state_.weights);
 }
 
@@ -174,7 +193,38 @@ Status FeedBatch(const nn::Model& model, const std::vector<OutputSpec>& outputs,
   return Status::OK();
 }
 
+// Where row r of a batch came from: "record 17 (offset 2040) of 'train-0.tfrecord'" (its metadata), or "row r".
+std::string DescribeRow(const data::Element& batch, int64_t r) {
+  if (r >= static_cast<int64_t>(batch.metadata.size())) return StrCat("row ", r, " of the batch");
+  data::Element one;
+  one.metadata = {batch.metadata[r]};
+  const std::string where = one.Describe();
+  return where == "element" ? StrCat("row ", r, " of the batch") : StrCat("example ", where);
+}
+
 }  // namespace
+
+Status CheckSparseLabels(const std::vector<OutputSpec>& outputs, const CompiledGraph& cg, const data::Element& batch) {
+  for (const OutputSpec& o : outputs) {
+    if (!o.loss || o.loss->kind != nn::Loss::Kind::kSparseCategoricalCrossentropy) continue;
+    const auto classes = cg.num_classes.find(o.name);
+    const Tensor* labels = batch.Find(o.label_key);
+    if (classes == cg.num_classes.end() || labels == nullptr) continue;
+    const bool i64 = labels->dtype() == DType::kInt64;
+    if (!i64 && labels->dtype() != DType::kInt32) continue;  // the loss op reports other dtypes
+    const int64_t n = labels->num_elements();
+    const int64_t rows = labels->rank() > 0 ? labels->dim(0) : 1;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t v = i64 ? labels->data<int64_t>()[i] : labels->data<int32_t>()[i];
+      if (v >= 0 && v < classes->second) continue;
+      const int64_t row = rows > 0 && n >= rows ? i / (n / rows) : i;
+      return InvalidArgumentError("label ", v, " of ", DescribeRow(batch, row), " is outside the valid range [0, ",
+                                  classes->second, ") of output '", o.name, "' (", o.loss->name(), " over ",
+                                  classes->second, " classes; '", o.label_key, "' row ", row, " of the batch)");
+    }
+  }
+  return Status::OK();
+}
 
 Status Trainer::EnsureTrainSession(const data::Element& batch, const std::map<std::string, std::string>& keys) {
   if (impl_->train) return Status::OK();
@@ -203,6 +253,8 @@ StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<
   std::vector<std::pair<std::string, Tensor>> feeds;
   int64_t batch_size = 0;
   STRATA_RETURN_IF_ERROR(FeedBatch(*model_, impl_->outputs, batch, keys, true, &feeds, &batch_size));
+  if (Status s = CheckSparseLabels(impl_->outputs, cg, batch); !s.ok())
+    return s.WithContext(StrCat("training step ", state_.iterations));
   for (const auto& [name, t] : state_.weights) feeds.emplace_back(name, t);
   for (const std::string& key : impl_->slot_keys) feeds.emplace_back(key, state_.slots.at(key));
   feeds.emplace_back(kLrInput, Tensor::Scalar<float>(static_cast<float>(learning_rate())));
@@ -253,6 +305,7 @@ StatusOr<std::map<std::string, Tensor>> RunInference(Trainer& t, Trainer::Impl& 
   std::vector<std::pair<std::string, Tensor>> feeds;
   int64_t batch_size = 0;
   STRATA_RETURN_IF_ERROR(FeedBatch(model, impl.outputs, batch, keys, with_loss, &feeds, &batch_size));
+  if (with_loss) STRATA_RETURN_IF_ERROR(CheckSparseLabels(impl.outputs, *cg, batch));
   for (const auto& [name, w] : state.weights) feeds.emplace_back(name, w);
   std::vector<Tensor> results;
   STRATA_RETURN_IF_ERROR(cg->session->Run(feeds, cg->fetches, &results));

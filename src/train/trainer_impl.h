@@ -38,6 +38,8 @@ struct CompiledGraph {
   std::map<std::string, std::string> weight_outputs;
   std::map<std::string, std::string> slot_outputs;
   std::string grad_norm;
+  // Model output -> its static last dimension (the class count sparse labels index), where known.
+  std::map<std::string, int64_t> num_classes;
 };
 
 struct Trainer::Impl {
@@ -69,6 +71,11 @@ StatusOr<std::map<std::string, Tensor>> RunInference(Trainer& t, Trainer::Impl& 
                                                      const nn::Model& model, const TrainingState& state,
                                                      const data::Element& batch,
                                                      const std::map<std::string, std::string>& keys, bool with_loss);
+
+// Checks the sparse class labels of a batch against the class counts of `cg` before a step: a label outside
+// [0, classes) is InvalidArgument naming the label, the valid range, the output and the example (its source file
+// and record index from the batch's metadata).
+Status CheckSparseLabels(const std::vector<OutputSpec>& outputs, const CompiledGraph& cg, const data::Element& batch);
 
 // The dropout seed of step `iterations` (a pure function of the two).
 int64_t StepSeed(uint64_t seed, int64_t iterations);

@@ -125,6 +125,12 @@ void FuseReluIntoMaxPoolGrad(graph::Graph& g) {
   g.nodes = std::move(kept);
 }
 
+// The class count of each model output whose last dimension is static (what sparse labels index).
+void RecordClasses(CompiledGraph* cg, const std::vector<graph::ValueInfo>& model_outputs) {
+  for (const graph::ValueInfo& vi : model_outputs)
+    if (vi.shape.rank() >= 1 && vi.shape.dims.back().known()) cg->num_classes[vi.name] = vi.shape.dims.back().value;
+}
+
 }  // namespace
 
 int64_t StepSeed(uint64_t seed, int64_t iterations) {
@@ -149,6 +155,7 @@ StatusOr<CompiledGraph> BuildTrainGraph(const nn::Model& model, const optim::Opt
   graph::Graph& g = fg.graph;
   // The model outputs stay outputs only when a metric reads them.
   std::vector<graph::ValueInfo> model_outputs = std::move(g.outputs);
+  RecordClasses(&cg, model_outputs);
   g.outputs.clear();
   AddLosses(g, outputs, label_dtypes, fg.aux_losses, true);
   AddOutput(g, kLossOutput);
@@ -211,6 +218,7 @@ StatusOr<CompiledGraph> BuildEvalGraph(const nn::Model& model, const std::vector
   CompiledGraph cg;
   cg.with_labels = with_loss;
   graph::Graph& g = fg.graph;
+  RecordClasses(&cg, g.outputs);
   if (with_loss) {
     AddLosses(g, outputs, label_dtypes, fg.aux_losses, true);
     AddOutput(g, kLossOutput);

@@ -235,6 +235,54 @@ TEST(CheckpointTest, DatasetVersionMismatchRefusesToResume) {
   EXPECT_TRUE(t->SetState(s).ok());
 }
 
+// Run ids: random per fresh trainer, written to state.json and the manager's entries, adopted by a resumed trainer;
+// a checkpoint without one (written before run ids) still loads and leaves the trainer's own id in place.
+TEST(CheckpointTest, RunIdIsRecordedAdoptedOnResumeAndOptional) {
+  auto model = Net();
+  auto a = *Trainer::Create(model.get(), Adam());
+  auto other_model = Net();
+  auto b = *Trainer::Create(other_model.get(), Adam());
+  const std::string run_a = a->run_id();
+  ASSERT_EQ(run_a.size(), 16u);
+  EXPECT_EQ(run_a.find_first_not_of("0123456789abcdef"), std::string::npos) << run_a;
+  EXPECT_NE(b->run_id(), run_a);  // two fresh runs, even with the same seed
+  EXPECT_EQ(a->GetState().run_id, run_a);
+
+  const std::string dir = TempDir("runid");
+  auto m = *CheckpointManager::Open(dir);
+  ASSERT_TRUE(m->Save(a->GetState()).ok());
+  ASSERT_EQ(m->checkpoints().size(), 1u);
+  EXPECT_EQ(m->checkpoints()[0].run_id, run_a);
+  const std::string path = dir + "/ckpt-0";
+  auto st = Json::Parse(*ReadFile(path + "/state.json"), "state.json");
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(*st->GetString("run_id"), run_a);
+  // Reopened, the entry knows its run; restoring it makes trainer b continue run a.
+  EXPECT_EQ((*CheckpointManager::Open(dir))->checkpoints()[0].run_id, run_a);
+  auto c = ReadCheckpoint(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->state.run_id, run_a);
+  ASSERT_TRUE(RestoreCheckpoint(*b, *c).ok());
+  EXPECT_EQ(b->run_id(), run_a);
+
+  // state.json as written before run ids: no run_id key. It loads and restores; the trainer keeps its own id.
+  Json old = *st;
+  Json stripped = Json::MakeObject();
+  for (const auto& [k, v] : old.as_object())
+    if (k != "run_id") stripped.Set(k, v);
+  ASSERT_TRUE(WriteFileAtomic(path + "/state.json", stripped.Dump(1) + "\n").ok());
+  auto legacy = ReadCheckpoint(path);
+  ASSERT_TRUE(legacy.ok()) << legacy.status().ToString();
+  EXPECT_EQ(legacy->state.run_id, "");
+  EXPECT_EQ((*CheckpointManager::Open(dir))->checkpoints()[0].run_id, "");
+  auto fresh_model = Net();
+  auto fresh = *Trainer::Create(fresh_model.get(), Adam(), {.run_id = "0123456789abcdef"});
+  EXPECT_EQ(fresh->run_id(), "0123456789abcdef");
+  ASSERT_TRUE(RestoreCheckpoint(*fresh, *legacy).ok());
+  EXPECT_EQ(fresh->run_id(), "0123456789abcdef");
+  EXPECT_EQ(fresh->iterations(), legacy->state.iterations);
+}
+
 std::vector<std::string> Listing(const std::string& dir) {
   std::vector<std::string> out;
   auto files = Glob(dir + "/*");

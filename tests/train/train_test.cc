@@ -328,6 +328,40 @@ TEST(TrainerTest, InputDtypeMismatchExplains) {
   EXPECT_NE(h.status().message().find("model input 'x' expects float32"), std::string::npos) << h.status().message();
 }
 
+// A label outside [0, classes) names the example (source file and record index from the pipeline's metadata), the
+// label and the valid range; in training and in evaluation.
+TEST(TrainerTest, LabelOutOfRangeNamesTheExampleFileAndRecord) {
+  io::NamedTensors data = Blobs(40, 6);
+  data[1].second.data<int64_t>()[13] = 7;
+  std::vector<data::Metadata> meta;
+  for (int i = 0; i < 40; ++i)
+    meta.push_back({{data::kMetaSource, i < 20 ? "a.tfrecord" : "b.tfrecord"}, {data::kMetaRecord, StrCat(i % 20)}});
+  auto ds = data::Dataset::FromTensorSlices(data, meta).Shuffle(40, {.seed = 2}).Batch(8);
+  auto model = Mlp();
+  auto t = *Trainer::Create(model.get(), Compile());
+  auto h = t->Fit(ds, {.epochs = 1, .verbose = 0});
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(h.status().message().find("label 7 of example record 13 of 'a.tfrecord' is outside the valid range [0, 3) "
+                                      "of output 'logits'"),
+            std::string::npos)
+      << h.status().message();
+  auto e = t->Evaluate(ds);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("label 7 of example record 13 of 'a.tfrecord' is outside the valid range [0, 3)"),
+            std::string::npos)
+      << e.status().message();
+  // Negative labels too, and int32 labels; without metadata the batch row is named.
+  Tensor y32 = Tensor::Zeros(DType::kInt32, Shape{4});
+  y32.data<int32_t>()[2] = -1;
+  auto bare = data::Dataset::FromTensorSlices({{"x", Tensor::Zeros(DType::kFloat32, Shape{4, 8})}, {"label", y32}});
+  auto h2 = t->Fit(bare.Batch(4), {.epochs = 1, .verbose = 0});
+  ASSERT_FALSE(h2.ok());
+  EXPECT_NE(h2.status().message().find("label -1 of row 2 of the batch is outside the valid range [0, 3)"),
+            std::string::npos)
+      << h2.status().message();
+}
+
 // ---- SIGKILL at a random moment, then resume: bitwise identical to an uninterrupted run ----
 
 data::Dataset KillData() { return TrainData(600, 8); }  // 75 steps per epoch
