@@ -143,6 +143,12 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   impl.manager = std::make_unique<ModelManager>(std::move(mo));
   impl.predictor = std::make_unique<Predictor>(impl.manager.get(), impl.batcher.get(), metrics);
   AddCollectors(metrics, impl.manager.get(), impl.batcher.get());
+  // Failed requests count under their model's name only when the model is configured (see CountRequest).
+  metrics->SetKnownModelFilter([manager = impl.manager.get()](const std::string& name) {
+    for (const ModelConfig& c : manager->config())
+      if (c.name == name) return true;
+    return false;
+  });
 
   // Listeners open at once; models are served as they become AVAILABLE.
   if (o.rest_port > 0 && o.rest_port == o.grpc_port) {
