@@ -142,6 +142,7 @@ class ServingMetrics {
   Gauge plan_cache_misses{":strata:serving:plan_cache_misses", {"model_name", "version"}};
   Gauge model_version_state{":strata:serving:model_version_state", {"model_name", "version", "state"}};
   Gauge batch_queue_tasks{":strata:serving:batch_queue_tasks", {}};
+  Gauge rest_body_bytes_in_flight{":strata:serving:rest_request_body_bytes_in_flight", {}};
 
  private:
   std::vector<MetricFamily*> families_;

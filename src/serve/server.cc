@@ -49,6 +49,9 @@ Status ValidateOptions(const ServerOptions& o) {
   if (!o.batching_parameters_file.empty() && !o.enable_batching)
     return InvalidArgumentError("--batching_parameters_file is set without --enable_batching");
   if (o.grpc_port == 0 && o.rest_port == 0) return InvalidArgumentError("--port and --rest_api_port are both 0");
+  if (o.rest_max_inflight_body_bytes <= 0)
+    return InvalidArgumentError("--rest_api_max_inflight_body_bytes must be positive, got ",
+                                o.rest_max_inflight_body_bytes);
   return Status::OK();
 }
 
@@ -164,11 +167,16 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
     ho.threads = o.rest_num_threads > 0 ? o.rest_num_threads
                                          : (o.inter_op_threads > 0 ? o.inter_op_threads : std::max(2, cores));
     ho.body_limit = o.max_request_bytes;
+    ho.inflight_body_limit = o.rest_max_inflight_body_bytes;
     RestApi* rest = impl.rest.get();
     STRATA_ASSIGN_OR_RETURN(impl.http,
                             HttpServer::Start(ho, [rest](HttpRequest&& r, Responder done) {
                               rest->Handle(std::move(r), std::move(done));
                             }));
+    HttpServer* http = impl.http.get();
+    metrics->AddCollector([http](ServingMetrics& m) {
+      m.rest_body_bytes_in_flight.Set({}, static_cast<double>(http->body_bytes_in_flight()));
+    });
     LogInfo("REST API listening on ", o.host, ":", impl.http->port(), " (", ho.threads, " threads",
             o.metrics_enabled ? StrCat(", Prometheus metrics at ", o.metrics_path) : std::string(), ")");
   }
