@@ -316,6 +316,41 @@ TEST_F(E2eTest, MetricsStayValidAndSmallUnderMadeUpModelNames) {
   ExpectValidExposition(page);
 }
 
+// RFC 9112: a transfer coding the server does not understand is 501 (only chunked is; identity is ignored), and
+// chunked must be the final coding (400 otherwise).
+TEST_F(E2eTest, TransferCodingsOtherThanChunkedAre501) {
+  const auto chunked = [](const std::string& data) {
+    char size[32];
+    std::snprintf(size, sizeof(size), "%zx", data.size());
+    return StrCat(size, "\r\n", data, "\r\n0\r\n\r\n");
+  };
+  const auto exchange = [&](const std::string& coding, const std::string& payload) {
+    testing::RawConnection c(server_->rest_port());
+    EXPECT_TRUE(
+        c.Send("POST /v1/models/half:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+               "Transfer-Encoding: " +
+               coding + "\r\n\r\n" + payload));
+    return c.ReadToEnd();
+  };
+  const std::string body = R"({"instances": [1.0]})";
+  std::string r = exchange("gzip, chunked", chunked(Gzip(body)));
+  EXPECT_EQ(r.rfind("HTTP/1.1 501 ", 0), 0u) << r;
+  EXPECT_NE(r.find(R"({"error": "Transfer-Encoding 'gzip' is not implemented: this server understands only 'chunked')"),
+            std::string::npos)
+      << r;
+  r = exchange("Chunked, x-custom", chunked(body));
+  EXPECT_EQ(r.rfind("HTTP/1.1 501 ", 0), 0u) << r;
+  EXPECT_NE(r.find("Transfer-Encoding 'x-custom' is not implemented"), std::string::npos) << r;
+  r = exchange("chunked, identity", chunked(body));
+  EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << r;
+  EXPECT_NE(r.find("does not end with a single 'chunked'"), std::string::npos) << r;
+  r = exchange("chunked", chunked(body));
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 ", 0), 0u) << r;
+  EXPECT_NE(r.find(R"({"predictions": [2.5]})"), std::string::npos) << r;
+  r = exchange("identity, chunked", chunked(body));
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 ", 0), 0u) << r;
+}
+
 // The trainer's export served as-is: its signature, and raw-pixel predictions equal to the model's own inference
 // graph on the scaled pixels (logits) and to their softmax (probabilities).
 TEST_F(E2eTest, PredictTrainerExport) {

@@ -185,6 +185,34 @@ HttpResponse JsonErrorResponse(int status, const std::string& message) {
   return r;
 }
 
+// RFC 9112 §6: the only transfer coding this server understands is chunked (identity, which RFC 7230 removed, is
+// ignored). Another coding gets 501; chunked that is not the final coding (or appears twice) gets 400, because the
+// body's length cannot be known. nullopt when the codings are fine.
+std::optional<HttpResponse> TransferEncodingError(const http::fields& fields) {
+  std::vector<std::string> codings;
+  auto [first, last] = fields.equal_range(http::field::transfer_encoding);
+  for (auto it = first; it != last; ++it)
+    for (auto token : http::token_list(it->value())) {
+      std::string coding(token);
+      for (char& c : coding) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      codings.push_back(std::move(coding));
+    }
+  int chunked = 0;
+  for (const std::string& c : codings) {
+    if (c == "chunked") {
+      ++chunked;
+    } else if (c != "identity") {
+      return JsonErrorResponse(501, StrCat("Transfer-Encoding '", c,
+                                           "' is not implemented: this server understands "
+                                           "only 'chunked' (compress a request body with Content-Encoding: gzip)"));
+    }
+  }
+  if (chunked > 1 || (chunked == 1 && codings.back() != "chunked"))
+    return JsonErrorResponse(400, StrCat("malformed HTTP request: Transfer-Encoding '", StrJoin(codings, ", "),
+                                         "' does not end with a single 'chunked', so the body length is unknown"));
+  return std::nullopt;
+}
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket&& socket, HttpServer::Impl* impl) : stream_(std::move(socket)), impl_(impl) {}
@@ -224,6 +252,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnHeader(beast::error_code ec, std::size_t) {
     if (ConnectionGone(ec)) return Close();
     if (ec) return Fail(ec);
+    if (auto error = TransferEncodingError(parser_->get())) return Reject(std::move(*error));
     http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
 
