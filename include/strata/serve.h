@@ -30,6 +30,8 @@ struct ServerOptions {
   int64_t rest_timeout_ms = 30000;  // --rest_api_timeout_in_ms: deadline of a REST inference (→ 504)
   bool rest_cors = false;           // --rest_api_enable_cors_support
   int64_t max_request_bytes = 256ll << 20;  // REST body limit (413 above it); gzip bodies: 100 MiB decompressed
+  // REST request-body bytes being received at once, over all connections (503 + Retry-After above it).
+  int64_t rest_max_inflight_body_bytes = 1ll << 30;
   int64_t grpc_max_message_bytes = 2147483647;  // gRPC max receive/send message size (TF Serving: INT32_MAX)
   int grpc_max_threads = 0;         // --grpc_max_threads; 0 = gRPC's default
   std::string grpc_channel_arguments;  // --grpc_channel_arguments: "k=v,k2=v2"

@@ -145,6 +145,8 @@ void AddServeCommand(CLI::App& app) {
   // strata additions.
   cmd->add_option("--grpc_max_message_bytes", o.grpc_max_message_bytes, "gRPC max message size (default 2 GiB)");
   cmd->add_option("--rest_api_max_request_bytes", o.max_request_bytes, "REST body limit (default 256 MiB; 413)");
+  cmd->add_option("--rest_api_max_inflight_body_bytes", o.rest_max_inflight_body_bytes,
+                  "REST request-body bytes being received at once, all connections (default 1 GiB; 503 above it)");
   cmd->add_option("--host", o.host, "Address both listeners bind (default 0.0.0.0)");
   cmd->add_option("--version_stability_ms", o.version_stability_ms,
                   "Load a version dir once nothing in it changed for this long (default 1000)");

@@ -12,10 +12,66 @@ namespace {
 
 constexpr char kSep = '\x1f';
 
-std::string EscapeLabel(const std::string& v) {
+std::string FormatNumber(double v) {
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  if (std::isnan(v)) return "NaN";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.12g", v);
+  return buf;
+}
+
+// The length of the well-formed UTF-8 sequence at s[i], or 0 when the bytes there are not one (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF).
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string SafeLabelValue(std::string_view v) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
   std::string out;
   out.reserve(v.size());
-  for (char c : v) {
+  for (size_t i = 0; i < v.size();) {
+    const size_t n = Utf8SequenceLength(v, i);
+    if (n == 0 || (n == 1 && static_cast<unsigned char>(v[i]) < 0x20 && v[i] != '\n')) {
+      out += kReplacement;
+      ++i;
+    } else {
+      out.append(v.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string EscapeLabelValue(std::string_view v) {
+  const std::string safe = SafeLabelValue(v);
+  std::string out;
+  out.reserve(safe.size());
+  for (char c : safe) {
     if (c == '\\' || c == '"') {
       out.push_back('\\');
       out.push_back(c);
@@ -28,21 +84,11 @@ std::string EscapeLabel(const std::string& v) {
   return out;
 }
 
-std::string FormatNumber(double v) {
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  if (std::isnan(v)) return "NaN";
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.12g", v);
-  return buf;
-}
-
-}  // namespace
-
 std::string MetricFamily::Key(const std::vector<std::string>& values) {
   std::string k;
   for (size_t i = 0; i < values.size(); ++i) {
     if (i) k.push_back(kSep);
-    k += values[i];
+    k += SafeLabelValue(values[i]);  // no control characters, so kSep separates values
   }
   return k;
 }
@@ -63,7 +109,7 @@ std::string MetricFamily::Series(const std::string& suffix, const std::vector<st
   std::string s = name_ + suffix;
   std::vector<std::string> parts;
   for (size_t i = 0; i < labels_.size() && i < values.size(); ++i)
-    parts.push_back(labels_[i] + "=\"" + EscapeLabel(values[i]) + "\"");
+    parts.push_back(labels_[i] + "=\"" + EscapeLabelValue(values[i]) + "\"");
   if (!extra.empty()) parts.push_back(extra);
   if (!parts.empty()) {
     s.push_back('{');
@@ -176,13 +222,33 @@ ServingMetrics::ServingMetrics() {
                &queuing_latency,     &wrapped_run_count,    &input_batch_size,   &processed_batch_size,
                &padding_size,        &load_attempt_count,   &load_latency,       &load_latency_by_stage,
                &process_rss_bytes,   &model_memory_bytes,   &plan_cache_misses,  &model_version_state,
-               &batch_queue_tasks};
+               &batch_queue_tasks,   &rest_body_bytes_in_flight};
 }
 
 Counter* ServingMetrics::FindCounter(const std::string& name) {
   for (MetricFamily* f : families_)
     if (f->name() == name) return dynamic_cast<Counter*>(f);
   return nullptr;
+}
+
+void ServingMetrics::SetKnownModelFilter(std::function<bool(const std::string&)> is_known) {
+  is_known_model_ = std::move(is_known);
+}
+
+std::string ServingMetrics::ModelLabel(const std::string& model, bool ok) const {
+  if (ok || model.empty() || !is_known_model_ || is_known_model_(model)) return model;
+  return std::string(kUnknownModelLabel);
+}
+
+void ServingMetrics::CountRequest(const std::string& model, const Status& status, std::string_view api,
+                                  std::string_view entrypoint, std::chrono::steady_clock::time_point start) {
+  const std::string label = ModelLabel(model, status.ok());
+  request_count.Add({label, std::string(StatusCodeName(status.code()))});
+  if (status.ok())
+    request_latency.Observe(
+        {label, std::string(api), std::string(entrypoint)},
+        static_cast<double>(
+            std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count()));
 }
 
 void ServingMetrics::AddCollector(std::function<void(ServingMetrics&)> fn) {

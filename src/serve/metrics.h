@@ -4,15 +4,28 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "strata/status.h"
+
 namespace strata::serve {
+
+// The model_name label of failed requests for models that are not configured (see ServingMetrics::CountRequest).
+inline constexpr std::string_view kUnknownModelLabel = "<unknown>";
+
+// A label value as the Prometheus text format allows it: bytes that are not UTF-8 and control characters other than
+// newline become U+FFFD (a newline is escaped when the page is written, with backslash and double quote).
+std::string SafeLabelValue(std::string_view v);
+// SafeLabelValue with backslash, double quote and newline escaped (the text between the quotes of name="...").
+std::string EscapeLabelValue(std::string_view v);
 
 class MetricFamily {
  public:
@@ -88,6 +101,15 @@ class ServingMetrics {
   std::string Expose();
   // Called at scrape time to refresh gauges (RSS, per-model memory, states).
   void AddCollector(std::function<void(ServingMetrics&)> fn);
+  // Tells which model names are configured. Call before serving; without it every name counts as known.
+  void SetKnownModelFilter(std::function<bool(const std::string&)> is_known);
+  // Counts one REST or gRPC request in request_count and, when it succeeded, its latency in request_latency. A
+  // failed request for a model that is not configured is counted under model_name="<unknown>"
+  // (kUnknownModelLabel), so that names made up by clients cannot grow the page; "" (no model) stays "".
+  void CountRequest(const std::string& model, const Status& status, std::string_view api, std::string_view entrypoint,
+                    std::chrono::steady_clock::time_point start);
+  // The model_name label CountRequest uses.
+  std::string ModelLabel(const std::string& model, bool ok) const;
 
   // TF Serving's names.
   Counter request_count{":tensorflow:serving:request_count", {"model_name", "status"}};
@@ -120,11 +142,13 @@ class ServingMetrics {
   Gauge plan_cache_misses{":strata:serving:plan_cache_misses", {"model_name", "version"}};
   Gauge model_version_state{":strata:serving:model_version_state", {"model_name", "version", "state"}};
   Gauge batch_queue_tasks{":strata:serving:batch_queue_tasks", {}};
+  Gauge rest_body_bytes_in_flight{":strata:serving:rest_request_body_bytes_in_flight", {}};
 
  private:
   std::vector<MetricFamily*> families_;
   std::mutex collectors_mu_;
   std::vector<std::function<void(ServingMetrics&)>> collectors_;
+  std::function<bool(const std::string&)> is_known_model_;
 };
 
 // Resident set size of this process in bytes (from /proc/self/statm), 0 when unknown.

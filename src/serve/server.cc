@@ -54,6 +54,9 @@ Status ValidateOptions(const ServerOptions& o) {
   if (o.plan_cache_max_bytes < 0)
     return InvalidArgumentError("--plan_cache_max_bytes must be 0 (no byte bound) or positive, got ",
                                 o.plan_cache_max_bytes);
+  if (o.rest_max_inflight_body_bytes <= 0)
+    return InvalidArgumentError("--rest_api_max_inflight_body_bytes must be positive, got ",
+                                o.rest_max_inflight_body_bytes);
   return Status::OK();
 }
 
@@ -148,6 +151,12 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   impl.manager = std::make_unique<ModelManager>(std::move(mo));
   impl.predictor = std::make_unique<Predictor>(impl.manager.get(), impl.batcher.get(), metrics);
   AddCollectors(metrics, impl.manager.get(), impl.batcher.get());
+  // Failed requests count under their model's name only when the model is configured (see CountRequest).
+  metrics->SetKnownModelFilter([manager = impl.manager.get()](const std::string& name) {
+    for (const ModelConfig& c : manager->config())
+      if (c.name == name) return true;
+    return false;
+  });
 
   // Listeners open at once; models are served as they become AVAILABLE.
   if (o.rest_port > 0 && o.rest_port == o.grpc_port) {
@@ -163,11 +172,16 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
     ho.threads = o.rest_num_threads > 0 ? o.rest_num_threads
                                          : (o.inter_op_threads > 0 ? o.inter_op_threads : std::max(2, cores));
     ho.body_limit = o.max_request_bytes;
+    ho.inflight_body_limit = o.rest_max_inflight_body_bytes;
     RestApi* rest = impl.rest.get();
     STRATA_ASSIGN_OR_RETURN(impl.http,
                             HttpServer::Start(ho, [rest](HttpRequest&& r, Responder done) {
                               rest->Handle(std::move(r), std::move(done));
                             }));
+    HttpServer* http = impl.http.get();
+    metrics->AddCollector([http](ServingMetrics& m) {
+      m.rest_body_bytes_in_flight.Set({}, static_cast<double>(http->body_bytes_in_flight()));
+    });
     LogInfo("REST API listening on ", o.host, ":", impl.http->port(), " (", ho.threads, " threads",
             o.metrics_enabled ? StrCat(", Prometheus metrics at ", o.metrics_path) : std::string(), ")");
   }

@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -137,6 +139,69 @@ TEST(CliTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
   // After exit nothing listens any more.
   bench::HttpClient after("127.0.0.1", port, std::chrono::seconds(2));
   EXPECT_FALSE(after.Get("/healthz").ok());
+}
+
+// The address space of a process, in bytes (VmSize in /proc/<pid>/status); -1 when unknown.
+int64_t VmSizeBytes(pid_t pid) {
+  std::ifstream f(StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmSize:", 0) == 0) return std::atoll(line.c_str() + 7) * 1024;  // "VmSize:   123456 kB"
+  return -1;
+}
+
+// Connections that declare a huge Content-Length and send a few bytes must not make the server reserve the declared
+// size: before, each reserved it on the header (40 x 256 MiB = 10 GiB of address space; under a 4 GiB limit the
+// server died of std::bad_alloc). Bodies now grow as bytes arrive, and a normal predict still succeeds meanwhile.
+TEST(CliTest, HugeDeclaredContentLengthsReserveNothing) {
+  const std::string dir = testing::FreshDir("cli_declared");
+  testing::WriteVersion(dir + "/half", 1, testing::HalfModel());
+  const int port = FreePort();
+  Process p = Spawn({"--port=0", StrCat("--rest_api_port=", port), "--host=127.0.0.1", "--model_name=half",
+                     "--model_base_path=" + dir + "/half", "--rest_api_num_threads=2"},
+                    dir + "/serve.log");
+  bench::HttpClient client("127.0.0.1", port, std::chrono::seconds(20));
+  bool ready = false;
+  for (int i = 0; i < 1000 && !ready; ++i) {
+    auto r = client.Get("/readyz");
+    ready = r.ok() && r->status == 200;
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(ready) << Slurp(p.log);
+  const int64_t before = VmSizeBytes(p.pid);
+  ASSERT_GT(before, 0);
+  constexpr int kConnections = 40;
+  const std::string head = "{\"instances\": [" + std::string(200, ' ');  // past std::string's inline capacity
+  std::vector<std::unique_ptr<testing::RawConnection>> liars;
+  for (int i = 0; i < kConnections; ++i) {
+    liars.push_back(std::make_unique<testing::RawConnection>(port));
+    ASSERT_TRUE(liars.back()->Send(StrCat("POST /v1/models/half:predict HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+                                          "Content-Length: ", int64_t{256} << 20, "\r\n\r\n", head)));
+  }
+  // Wait (bounded) until the server holds the first bytes of every body.
+  const auto body_bytes = [&]() -> int64_t {
+    auto r = client.Get("/monitoring/prometheus/metrics");
+    const std::string name = "\n:strata:serving:rest_request_body_bytes_in_flight ";  // the sample, not # TYPE
+    const size_t at = r.ok() ? r->body.find(name) : std::string::npos;
+    return at == std::string::npos ? -1 : std::atoll(r->body.c_str() + at + name.size());
+  };
+  bool received = false;
+  for (int i = 0; i < 500 && !received; ++i) {
+    received = body_bytes() >= static_cast<int64_t>(kConnections * head.size());
+    if (!received) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(received) << body_bytes();
+  const int64_t during = VmSizeBytes(p.pid);
+  EXPECT_LT(during - before, int64_t{256} << 20) << "address space grew from " << before << " to " << during
+                                                 << " bytes for " << kConnections << " bodies of a few bytes each";
+  EXPECT_LT(body_bytes(), int64_t{4} << 20);
+  auto r = client.Post("/v1/models/half:predict", R"({"instances": [1.0]})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << Slurp(p.log);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, R"({"predictions": [2.5]})");
+  liars.clear();
+  ASSERT_EQ(kill(p.pid, SIGTERM), 0);
+  EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(15)), 0) << Slurp(p.log);
 }
 
 }  // namespace

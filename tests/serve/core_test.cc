@@ -447,5 +447,58 @@ TEST(MetricsTest, PrometheusExpositionAsTfServingWritesIt) {
   EXPECT_EQ(text.back(), '\n');
 }
 
+// Label values as the text format requires: backslash, double quote and newline escaped; bytes that are not UTF-8
+// and control characters (NUL, the key separator 0x1F) replaced by U+FFFD, so one odd name cannot break the page.
+TEST(MetricsTest, LabelValuesAreEscapedAndValidUtf8) {
+  const std::string kFffd = "\xEF\xBF\xBD";
+  ServingMetrics m;
+  m.request_count.Add({"a\"b\\c\nd", "OK"});
+  m.request_count.Add({std::string("\xFF\xFE", 2), "NOT_FOUND"});
+  m.request_count.Add({std::string("x\0y\x1Fz", 5), "NOT_FOUND"});
+  m.request_count.Add({"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80", "OK"});
+  const std::string text = m.Expose();
+  EXPECT_NE(text.find(":tensorflow:serving:request_count{model_name=\"a\\\"b\\\\c\\nd\",status=\"OK\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("{model_name=\"" + kFffd + kFffd + "\",status=\"NOT_FOUND\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("{model_name=\"x" + kFffd + "y" + kFffd + "z\",status=\"NOT_FOUND\"} 1\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("{model_name=\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\",status=\"OK\"} 1\n"),
+            std::string::npos);
+  EXPECT_EQ(text.find('\0'), std::string::npos);
+  EXPECT_EQ(SafeLabelValue(text), text);  // the whole page is UTF-8 without control characters but newlines
+  EXPECT_EQ(m.request_count.Get({std::string("x\0y\x1Fz", 5), "NOT_FOUND"}), 1);
+  // Overlong forms, surrogates, truncated and out-of-range sequences: one U+FFFD per byte.
+  EXPECT_EQ(SafeLabelValue("\xC0\xAF"), kFffd + kFffd);
+  EXPECT_EQ(SafeLabelValue("\xED\xA0\x80"), kFffd + kFffd + kFffd);
+  EXPECT_EQ(SafeLabelValue("\xE2\x82"), kFffd + kFffd);
+  EXPECT_EQ(SafeLabelValue("\xF4\x90\x80\x80"), kFffd + kFffd + kFffd + kFffd);
+  EXPECT_EQ(EscapeLabelValue("q\"\\\n\t"), "q\\\"\\\\\\n" + kFffd);
+}
+
+// Failed requests for names that are not configured share one label value, so made-up names cannot grow the page.
+TEST(MetricsTest, UnknownModelNamesShareOneLabel) {
+  ServingMetrics m;
+  m.SetKnownModelFilter([](const std::string& name) { return name == "iris"; });
+  const auto start = std::chrono::steady_clock::now();
+  const size_t before = m.Expose().size();
+  for (int i = 0; i < 5000; ++i)
+    m.CountRequest(StrCat("made_up_", i), NotFoundError("Servable not found"), "predict", "REST", start);
+  m.CountRequest("iris", NotFoundError("Servable not found for request: Specific(iris, 7)"), "predict", "REST", start);
+  m.CountRequest("iris", Status::OK(), "predict", "REST", start);
+  m.CountRequest("", InvalidArgumentError("Malformed request"), "", "REST", start);
+  EXPECT_EQ(m.request_count.Get({std::string(kUnknownModelLabel), "NOT_FOUND"}), 5000);
+  EXPECT_EQ(m.request_count.Get({"iris", "NOT_FOUND"}), 1);
+  EXPECT_EQ(m.request_count.Get({"iris", "OK"}), 1);
+  EXPECT_EQ(m.request_count.Get({"", "INVALID_ARGUMENT"}), 1);
+  EXPECT_EQ(m.request_latency.Count({"iris", "predict", "REST"}), 1);
+  const std::string text = m.Expose();
+  EXPECT_LT(text.size(), before + 8192);
+  EXPECT_EQ(text.find("made_up_"), std::string::npos);
+  EXPECT_NE(text.find(":tensorflow:serving:request_count{model_name=\"<unknown>\",status=\"NOT_FOUND\"} 5000\n"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace strata::serve

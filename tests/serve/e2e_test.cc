@@ -5,6 +5,7 @@
 #include <simdjson.h>
 #include <zlib.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "core/file_util.h"
 #include "e2e_fixture.h"
 #include "json_compare.h"
+#include "serve/metrics.h"
 
 namespace strata::serve {
 namespace {
@@ -236,7 +238,10 @@ TEST_F(E2eTest, ExtensionsHealthMetricsAndCors) {
   const std::string& m = r.body;
   EXPECT_NE(m.find("# TYPE :tensorflow:serving:request_count counter"), std::string::npos);
   EXPECT_NE(m.find(":tensorflow:serving:request_count{model_name=\"half\",status=\"OK\"}"), std::string::npos);
-  EXPECT_NE(m.find(":tensorflow:serving:request_count{model_name=\"nope\",status=\"NOT_FOUND\"}"), std::string::npos);
+  // A model that is not configured is counted under one label value, whatever name the client sent.
+  EXPECT_NE(m.find(":tensorflow:serving:request_count{model_name=\"<unknown>\",status=\"NOT_FOUND\"}"),
+            std::string::npos);
+  EXPECT_EQ(m.find("model_name=\"nope\""), std::string::npos);
   EXPECT_NE(m.find(":tensorflow:serving:request_latency_bucket{model_name=\"half\",API=\"predict\",entrypoint=\"REST\",le=\"10\"}"),
             std::string::npos);
   EXPECT_NE(m.find(":tensorflow:cc:saved_model:load_attempt_count{model_path=\"" + base_ + "/iris/1\",status=\"success\"} 1"),
@@ -246,6 +251,104 @@ TEST_F(E2eTest, ExtensionsHealthMetricsAndCors) {
   EXPECT_NE(m.find(":strata:serving:plan_cache_misses{model_name=\"iris\",version=\"2\"}"), std::string::npos);
   EXPECT_NE(m.find(":strata:serving:model_version_state{model_name=\"iris\",version=\"1\",state=\"AVAILABLE\"} 1"),
             std::string::npos);
+}
+
+// Checks every line of a Prometheus text page: "# TYPE name type", or name{label="value",...} value with label values
+// escaped as the format requires (\\, \", \n), UTF-8, and no control characters.
+void ExpectValidExposition(const std::string& page) {
+  EXPECT_EQ(SafeLabelValue(page), page) << "the page is not UTF-8 or holds control characters";
+  const auto name_char = [](char c, bool first) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':' ||
+           (!first && std::isdigit(static_cast<unsigned char>(c)));
+  };
+  std::istringstream lines(page);
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    if (line.rfind("# TYPE ", 0) == 0) continue;
+    size_t i = 0;
+    while (i < line.size() && name_char(line[i], i == 0)) ++i;
+    bool ok = i > 0;
+    if (ok && i < line.size() && line[i] == '{') {
+      ++i;
+      while (ok && i < line.size() && line[i] != '}') {
+        const size_t start = i;
+        while (i < line.size() && name_char(line[i], i == start)) ++i;
+        ok = i > start && line.compare(i, 2, "=\"") == 0;
+        i += 2;
+        while (ok && i < line.size() && line[i] != '"') {
+          if (line[i] == '\\')
+            ok = i + 1 < line.size() && std::string_view("\\\"n").find(line[++i]) != std::string::npos;
+          ++i;
+        }
+        ok = ok && i < line.size();
+        ++i;  // the closing quote
+        if (ok && i < line.size() && line[i] == ',') ++i;
+      }
+      ok = ok && i < line.size() && line[i] == '}';
+      ++i;
+    }
+    ok = ok && i + 1 < line.size() && line[i] == ' ' && line.find(' ', i + 1) == std::string::npos;
+    EXPECT_TRUE(ok) << "line " << n << " is not a valid sample: " << line;
+  }
+}
+
+// Made-up model names (thousands, with bytes that are not UTF-8, NUL and quotes) do not grow or break the page.
+TEST_F(E2eTest, MetricsStayValidAndSmallUnderMadeUpModelNames) {
+  const std::string path = "/monitoring/prometheus/metrics";
+  Rest("POST", "/v1/models/made_up:predict", "{}");  // the <unknown> series exists from here on
+  const size_t before = Rest("GET", path).body.size();
+  for (int i = 0; i < 2000; ++i) {
+    auto r = Rest("POST", StrCat("/v1/models/made_up_", i, ":predict"), "{}");
+    ASSERT_EQ(r.status, 404) << r.body;
+  }
+  for (const char* odd : {"%FF%FE", "a%00b", "q%22%5C%0Ax", "%1F"}) {
+    Rest("GET", StrCat("/v1/models/", odd));
+    Rest("POST", StrCat("/v1/models/", odd, ":predict"), "{}");
+  }
+  const std::string page = Rest("GET", path).body;
+  EXPECT_LT(page.size(), before + 4096);
+  EXPECT_EQ(page.find("made_up_"), std::string::npos);
+  EXPECT_EQ(page.find('\0'), std::string::npos);
+  EXPECT_NE(page.find(":tensorflow:serving:request_count{model_name=\"<unknown>\",status=\"NOT_FOUND\"} "),
+            std::string::npos);
+  ExpectValidExposition(page);
+}
+
+// RFC 9112: a transfer coding the server does not understand is 501 (only chunked is; identity is ignored), and
+// chunked must be the final coding (400 otherwise).
+TEST_F(E2eTest, TransferCodingsOtherThanChunkedAre501) {
+  const auto chunked = [](const std::string& data) {
+    char size[32];
+    std::snprintf(size, sizeof(size), "%zx", data.size());
+    return StrCat(size, "\r\n", data, "\r\n0\r\n\r\n");
+  };
+  const auto exchange = [&](const std::string& coding, const std::string& payload) {
+    testing::RawConnection c(server_->rest_port());
+    EXPECT_TRUE(
+        c.Send("POST /v1/models/half:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+               "Transfer-Encoding: " +
+               coding + "\r\n\r\n" + payload));
+    return c.ReadToEnd();
+  };
+  const std::string body = R"({"instances": [1.0]})";
+  std::string r = exchange("gzip, chunked", chunked(Gzip(body)));
+  EXPECT_EQ(r.rfind("HTTP/1.1 501 ", 0), 0u) << r;
+  EXPECT_NE(r.find(R"({"error": "Transfer-Encoding 'gzip' is not implemented: this server understands only 'chunked')"),
+            std::string::npos)
+      << r;
+  r = exchange("Chunked, x-custom", chunked(body));
+  EXPECT_EQ(r.rfind("HTTP/1.1 501 ", 0), 0u) << r;
+  EXPECT_NE(r.find("Transfer-Encoding 'x-custom' is not implemented"), std::string::npos) << r;
+  r = exchange("chunked, identity", chunked(body));
+  EXPECT_EQ(r.rfind("HTTP/1.1 400 ", 0), 0u) << r;
+  EXPECT_NE(r.find("does not end with a single 'chunked'"), std::string::npos) << r;
+  r = exchange("chunked", chunked(body));
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 ", 0), 0u) << r;
+  EXPECT_NE(r.find(R"({"predictions": [2.5]})"), std::string::npos) << r;
+  r = exchange("identity, chunked", chunked(body));
+  EXPECT_EQ(r.rfind("HTTP/1.1 200 ", 0), 0u) << r;
 }
 
 // The trainer's export served as-is: its signature, and raw-pixel predictions equal to the model's own inference

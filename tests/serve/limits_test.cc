@@ -3,7 +3,9 @@
 // directory (status explains the layout).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "core/file_util.h"
@@ -79,6 +81,62 @@ TEST(LimitsTest, BatchingThroughTheServer) {
   EXPECT_NE(metrics->body.find(":tensorflow:serving:batching_session:processed_batch_size_count "), std::string::npos);
   EXPECT_NE(metrics->body.find(":tensorflow:serving:batching_session:queuing_latency_bucket{thread_pool_name=\"batch_threads\""),
             std::string::npos);
+}
+
+// The server-wide budget of request-body bytes being received (--rest_api_max_inflight_body_bytes): a body that would
+// exceed it gets 503 with a JSON error and Retry-After; once the bytes held by other connections are gone, the same
+// request succeeds. The gauge :strata:serving:rest_request_body_bytes_in_flight shows the bytes held.
+TEST(LimitsTest, InflightBodyBudgetIs503) {
+  const std::string base = testing::FreshDir("limits_inflight") + "/half";
+  testing::WriteVersion(base, 1, testing::HalfModel());
+  ServerOptions o = testing::TestServerOptions();
+  o.grpc_port = 0;
+  o.model_name = "half";
+  o.model_base_path = base;
+  o.max_request_bytes = 4 << 20;
+  o.rest_max_inflight_body_bytes = 1 << 20;
+  auto server = Server::Start(o);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  ASSERT_TRUE((*server)->WaitUntilReady(std::chrono::seconds(30)).ok());
+  const int port = (*server)->rest_port();
+  bench::HttpClient metrics_client("127.0.0.1", port);
+  const auto in_flight = [&]() -> int64_t {
+    auto r = metrics_client.Get("/monitoring/prometheus/metrics");
+    const std::string name = "\n:strata:serving:rest_request_body_bytes_in_flight ";  // the sample, not # TYPE
+    const size_t at = r.ok() ? r->body.find(name) : std::string::npos;
+    return at == std::string::npos ? -1 : std::atoll(r->body.c_str() + at + name.size());
+  };
+  const auto wait_for = [&](const std::function<bool(int64_t)>& done) {
+    for (int i = 0; i < 1000; ++i) {
+      if (done(in_flight())) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  EXPECT_EQ(in_flight(), 0);
+  // Connection A sends 700 KB of a 1 MiB body and stops.
+  testing::RawConnection a(port);
+  ASSERT_TRUE(a.Send(StrCat("POST /v1/models/half:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ", 1 << 20,
+                            "\r\n\r\n", std::string(700000, ' '))));
+  ASSERT_TRUE(wait_for([](int64_t n) { return n >= 700000; })) << in_flight();
+  EXPECT_LE(in_flight(), 1 << 20);
+  // B's 400 KB body does not fit next to A's.
+  const std::string body = R"({"instances": [1.0])" + std::string(400000, ' ') + "}";
+  auto b = bench::HttpClient("127.0.0.1", port).Post("/v1/models/half:predict", body);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->status, 503) << b->body;
+  EXPECT_EQ(b->headers["retry-after"], "1");
+  EXPECT_EQ(b->body.rfind("{\"error\": \"the server is receiving too many request bodies at once (", 0), 0u) << b->body;
+  EXPECT_NE(b->body.find("limit 1048576 bytes, --rest_api_max_inflight_body_bytes); retry later\"}"), std::string::npos)
+      << b->body;
+  // A gives up: its bytes are released, and B goes through.
+  a.Close();
+  ASSERT_TRUE(wait_for([](int64_t n) { return n == 0; })) << in_flight();
+  b = bench::HttpClient("127.0.0.1", port).Post("/v1/models/half:predict", body);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->status, 200) << b->body;
+  EXPECT_EQ(b->body, R"({"predictions": [2.5]})");
+  EXPECT_EQ(in_flight(), 0);
 }
 
 TEST(LimitsTest, BasePathAtAVersionDirectoryIsExplained) {

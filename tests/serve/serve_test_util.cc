@@ -1,6 +1,9 @@
 #include "serve_test_util.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -115,6 +118,50 @@ ServerOptions TestServerOptions() {
   o.shutdown_grace_ms = 5000;
   o.intra_op_threads = 1;
   return o;
+}
+
+RawConnection::RawConnection(int port, std::chrono::milliseconds timeout) : timeout_(timeout) {
+  fd_ = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd_ < 0) return;
+  timeval tv{};
+  tv.tv_sec = timeout.count() / 1000;
+  tv.tv_usec = (timeout.count() % 1000) * 1000;
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) Close();
+}
+
+RawConnection::~RawConnection() { Close(); }
+
+bool RawConnection::Send(const std::string& bytes) {
+  size_t sent = 0;
+  while (fd_ >= 0 && sent < bytes.size()) {
+    const ssize_t n = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
+  }
+  return fd_ >= 0;
+}
+
+std::string RawConnection::ReadToEnd() {
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  char buf[4096];
+  while (fd_ >= 0 && std::chrono::steady_clock::now() < deadline) {
+    const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+    if (n <= 0) break;  // closed, reset or timed out
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+void RawConnection::Close() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
 }
 
 }  // namespace strata::serve::testing

@@ -2,6 +2,7 @@
 // written atomically, and a server on 127.0.0.1 with ephemeral ports.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -31,5 +32,25 @@ void WriteVersion(const std::string& base, int64_t version, const graph::Model& 
 
 // Options for a test server on 127.0.0.1 with ephemeral REST and gRPC ports and fast polling.
 ServerOptions TestServerOptions();
+
+// A raw TCP connection to 127.0.0.1:port, for requests an HTTP client library would not send (odd headers, a body
+// that stops half way). Every call is bounded by `timeout`.
+class RawConnection {
+ public:
+  explicit RawConnection(int port, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  ~RawConnection();
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+  bool connected() const { return fd_ >= 0; }
+  // Sends all of `bytes`; false on error.
+  bool Send(const std::string& bytes);
+  // Reads until the server closes the connection (or the timeout passes) and returns what arrived.
+  std::string ReadToEnd();
+  void Close();
+
+ private:
+  int fd_ = -1;
+  std::chrono::milliseconds timeout_;
+};
 
 }  // namespace strata::serve::testing

@@ -2,9 +2,12 @@
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/security/server_credentials.h>
+#include <grpcpp/support/server_interceptor.h>
 
 #include <charconv>
 #include <future>
+#include <string_view>
+#include <utility>
 
 #include "core/logging.h"
 #include "serve/grpc/grpc_services.h"
@@ -43,6 +46,54 @@ void AddChannelArguments(const std::string& args, grpc::ServerBuilder* builder) 
   }
 }
 
+// The request message of each method ("/tensorflow.serving.PredictionService/Predict" → "PredictRequest"). A table
+// rather than a descriptor lookup: the descriptors of the service files are not linked in (nothing references them).
+std::string RequestTypeName(const char* method) {
+  static constexpr std::pair<std::string_view, std::string_view> kRequestTypes[] = {
+      {"/tensorflow.serving.PredictionService/Classify", "ClassificationRequest"},
+      {"/tensorflow.serving.PredictionService/Regress", "RegressionRequest"},
+      {"/tensorflow.serving.PredictionService/Predict", "PredictRequest"},
+      {"/tensorflow.serving.PredictionService/MultiInference", "MultiInferenceRequest"},
+      {"/tensorflow.serving.PredictionService/GetModelMetadata", "GetModelMetadataRequest"},
+      {"/tensorflow.serving.ModelService/GetModelStatus", "GetModelStatusRequest"},
+      {"/tensorflow.serving.ModelService/HandleReloadConfigRequest", "ReloadConfigRequest"},
+  };
+  const std::string_view m = method ? method : "";
+  for (const auto& [path, type] : kRequestTypes)
+    if (path == m) return std::string(type);
+  return "the request message";
+}
+
+// A request whose bytes do not parse as the method's request message never reaches the handler: gRPC answers
+// INTERNAL with an empty message. This interceptor sees the failed parse (no received message) and answers
+// INVALID_ARGUMENT "could not parse PredictRequest" instead.
+class ParseErrorInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  explicit ParseErrorInterceptor(grpc::experimental::ServerRpcInfo* info) : info_(info) {}
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    using Hook = grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(Hook::POST_RECV_MESSAGE) && methods->GetRecvMessage() == nullptr)
+      parse_failed_ = true;
+    if (parse_failed_ && methods->QueryInterceptionHookPoint(Hook::PRE_SEND_STATUS) &&
+        methods->GetSendStatus().error_code() == grpc::StatusCode::INTERNAL)
+      methods->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                             StrCat("could not parse ", RequestTypeName(info_->method()))));
+    methods->Proceed();
+  }
+
+ private:
+  grpc::experimental::ServerRpcInfo* info_;
+  bool parse_failed_ = false;
+};
+
+class ParseErrorInterceptorFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
+    return new ParseErrorInterceptor(info);
+  }
+};
+
 std::shared_ptr<grpc::ServerCredentials> Credentials(const GrpcOptions& o) {
   if (!o.use_ssl) return grpc::InsecureServerCredentials();
   grpc::SslServerCredentialsOptions ssl(o.ssl.client_verify
@@ -74,6 +125,9 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcOptions& optio
     builder.SetResourceQuota(quota);
   }
   AddChannelArguments(options.channel_arguments, &builder);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<ParseErrorInterceptorFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(impl.prediction.get());
   builder.RegisterService(impl.model.get());
   impl.server = builder.BuildAndStart();

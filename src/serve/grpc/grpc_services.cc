@@ -30,13 +30,7 @@ Deadline ClientDeadline(const grpc::ServerContext* ctx) {
 
 grpc::Status PredictionServiceImpl::Count(const std::string& model, const char* api, Clock::time_point start,
                                           const Status& s) {
-  if (metrics_) {
-    metrics_->request_count.Add({model, std::string(StatusCodeName(s.code()))});
-    if (s.ok())
-      metrics_->request_latency.Observe(
-          {model, api, "GRPC"},
-          static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count()));
-  }
+  if (metrics_) metrics_->CountRequest(model, s, api, "GRPC", start);
   return ToGrpcStatus(s);
 }
 

@@ -2,12 +2,15 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 
@@ -21,11 +24,37 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
 namespace {
+
 class Session;
-}
+
+// Request-body bytes being received, over every connection: charged as a body's buffer grows, released when the
+// request has been handled or dropped.
+class BodyBudget {
+ public:
+  explicit BodyBudget(int64_t limit) : limit_(limit) {}
+  bool TryCharge(int64_t n) {
+    int64_t used = used_.load();
+    do {
+      if (used + n > limit_) return false;
+    } while (!used_.compare_exchange_weak(used, used + n));
+    return true;
+  }
+  void Release(int64_t n) { used_ -= n; }
+  int64_t used() const { return used_.load(); }
+  int64_t limit() const { return limit_; }
+
+ private:
+  const int64_t limit_;
+  std::atomic<int64_t> used_{0};
+};
+
+}  // namespace
 
 struct HttpServer::Impl {
-  // Declared before the io_context: sessions still queued in it when it is destroyed unregister themselves here.
+  explicit Impl(const HttpServerOptions& o) : body_budget(o.inflight_body_limit), options(o) {}
+  // Declared before the io_context: sessions still queued in it when it is destroyed unregister themselves here
+  // (and release their bodies' charges).
+  BodyBudget body_budget;
   std::mutex sessions_mu;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
   std::atomic<int64_t> in_flight{0};
@@ -44,6 +73,106 @@ struct HttpServer::Impl {
 
 namespace {
 
+// A request body (Beast's BodyReader concept) in a std::string that grows as bytes arrive. Beast's string_body
+// reserves the declared Content-Length before reading, so a few header bytes made the server reserve up to the
+// body limit per connection. Here the capacity at most doubles per step (never beyond the declared length), and
+// every byte of capacity is charged to the server's BodyBudget until the request is handled or dropped.
+struct BudgetedBody {
+  static constexpr size_t kMinCapacity = 4096;
+
+  class value_type {
+   public:
+    value_type() = default;
+    value_type(const value_type&) = delete;
+    value_type& operator=(const value_type&) = delete;
+    value_type(value_type&& o) noexcept
+        : data(std::move(o.data)),
+          budget(o.budget),
+          over_budget(o.over_budget),
+          charged_(std::exchange(o.charged_, 0)) {}
+    value_type& operator=(value_type&& o) noexcept {
+      if (this != &o) {
+        Release();
+        data = std::move(o.data);
+        budget = o.budget;
+        over_budget = o.over_budget;
+        charged_ = std::exchange(o.charged_, 0);
+      }
+      return *this;
+    }
+    ~value_type() { Release(); }
+
+    // Makes room for `need` bytes: grows to twice the capacity (at least kMinCapacity, at most `declared` when the
+    // length is known), or to exactly `need` when the doubled size does not fit the budget. False (and over_budget
+    // set) when even `need` does not fit. The budget counts the capacity held between reads; the old buffer, freed
+    // right after the copy, is not counted.
+    bool Grow(size_t need, const boost::optional<std::uint64_t>& declared) {
+      size_t cap = std::max({need, 2 * data.capacity(), kMinCapacity});
+      if (declared && *declared >= need) cap = static_cast<size_t>(std::min<std::uint64_t>(cap, *declared));
+      const auto charge = [this](size_t c) { return !budget || budget->TryCharge(static_cast<int64_t>(c) - charged_); };
+      if (!charge(cap)) {
+        cap = need;
+        if (!charge(cap)) {
+          over_budget = true;
+          return false;
+        }
+      }
+      std::string grown;
+      grown.reserve(cap);  // a fresh string: exactly `cap` (reserve on a used one may round up to twice its size)
+      grown.append(data);
+      data.swap(grown);
+      charged_ = budget ? static_cast<int64_t>(cap) : 0;
+      return true;
+    }
+    // Hands the charge to the caller, who releases it once the bytes are gone.
+    int64_t TakeCharge() { return std::exchange(charged_, 0); }
+    void Release() {
+      if (budget && charged_) budget->Release(charged_);
+      charged_ = 0;
+    }
+
+    std::string data;
+    BodyBudget* budget = nullptr;
+    bool over_budget = false;
+
+   private:
+    int64_t charged_ = 0;
+  };
+
+  static std::uint64_t size(const value_type& body) { return body.data.size(); }
+
+  class reader {
+   public:
+    template <bool isRequest, class Fields>
+    reader(http::header<isRequest, Fields>&, value_type& body) : body_(body) {}
+
+    void init(const boost::optional<std::uint64_t>& length, beast::error_code& ec) {
+      declared_ = length;  // only an upper bound for growth: nothing is reserved from it
+      ec = {};
+    }
+
+    template <class ConstBufferSequence>
+    std::size_t put(const ConstBufferSequence& buffers, beast::error_code& ec) {
+      const size_t extra = beast::buffer_bytes(buffers);
+      const size_t size = body_.data.size();
+      if (size + extra > body_.data.capacity() && !body_.Grow(size + extra, declared_)) {
+        ec = http::error::buffer_overflow;
+        return 0;
+      }
+      body_.data.resize(size + extra);
+      net::buffer_copy(net::buffer(body_.data.data() + size, extra), buffers);
+      ec = {};
+      return extra;
+    }
+
+    void finish(beast::error_code& ec) { ec = {}; }
+
+   private:
+    value_type& body_;
+    boost::optional<std::uint64_t> declared_;
+  };
+};
+
 HttpResponse JsonErrorResponse(int status, const std::string& message) {
   HttpResponse r;
   r.status = status;
@@ -54,6 +183,34 @@ HttpResponse JsonErrorResponse(int status, const std::string& message) {
   }
   r.body = body + "\"}";
   return r;
+}
+
+// RFC 9112 §6: the only transfer coding this server understands is chunked (identity, which RFC 7230 removed, is
+// ignored). Another coding gets 501; chunked that is not the final coding (or appears twice) gets 400, because the
+// body's length cannot be known. nullopt when the codings are fine.
+std::optional<HttpResponse> TransferEncodingError(const http::fields& fields) {
+  std::vector<std::string> codings;
+  auto [first, last] = fields.equal_range(http::field::transfer_encoding);
+  for (auto it = first; it != last; ++it)
+    for (auto token : http::token_list(it->value())) {
+      std::string coding(token);
+      for (char& c : coding) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      codings.push_back(std::move(coding));
+    }
+  int chunked = 0;
+  for (const std::string& c : codings) {
+    if (c == "chunked") {
+      ++chunked;
+    } else if (c != "identity") {
+      return JsonErrorResponse(501, StrCat("Transfer-Encoding '", c,
+                                           "' is not implemented: this server understands "
+                                           "only 'chunked' (compress a request body with Content-Encoding: gzip)"));
+    }
+  }
+  if (chunked > 1 || (chunked == 1 && codings.back() != "chunked"))
+    return JsonErrorResponse(400, StrCat("malformed HTTP request: Transfer-Encoding '", StrJoin(codings, ", "),
+                                         "' does not end with a single 'chunked', so the body length is unknown"));
+  return std::nullopt;
 }
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -81,26 +238,39 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->body_limit(static_cast<uint64_t>(impl_->options.body_limit));
     parser_->header_limit(1 << 16);
+    parser_->get().body().budget = &impl_->body_budget;
     stream_.expires_after(impl_->options.idle_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+  }
+
+  static bool ConnectionGone(beast::error_code ec) {
+    return ec == http::error::end_of_stream || ec == net::error::operation_aborted || ec == beast::error::timeout ||
+           ec == net::error::eof || ec == net::error::connection_reset;
+  }
+
+  void OnHeader(beast::error_code ec, std::size_t) {
+    if (ConnectionGone(ec)) return Close();
+    if (ec) return Fail(ec);
+    if (auto error = TransferEncodingError(parser_->get())) return Reject(std::move(*error));
     http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
 
   void OnRead(beast::error_code ec, std::size_t) {
-    if (ec == http::error::end_of_stream || ec == net::error::operation_aborted || ec == beast::error::timeout ||
-        ec == net::error::eof || ec == net::error::connection_reset)
+    if (ConnectionGone(ec)) {
+      parser_.reset();  // releases the partial body's charge now
       return Close();
-    if (ec) {
-      keep_alive_ = false;
-      linger_ = true;  // the client may still be sending the rest of the request
-      busy_ = true;
-      ++impl_->in_flight;
-      if (ec == http::error::body_limit)
-        return Write(JsonErrorResponse(413, StrCat("request body is larger than the limit of ",
-                                                   impl_->options.body_limit, " bytes")));
-      return Write(JsonErrorResponse(400, StrCat("malformed HTTP request: ", ec.message())));
     }
+    if (ec) return Fail(ec);
     auto& req = parser_->get();
     keep_alive_ = req.keep_alive();
+    // The body's charge is released when this returns: the handler has parsed the body by then (it answers later
+    // through the Responder, from its own copy of what it needs).
+    struct ReleaseAtExit {
+      BodyBudget* budget;
+      int64_t bytes;
+      ~ReleaseAtExit() { budget->Release(bytes); }
+    } release{&impl_->body_budget, req.body().TakeCharge()};
     HttpRequest r;
     r.received = std::chrono::steady_clock::now();
     r.method = std::string(req.method_string());
@@ -111,17 +281,44 @@ class Session : public std::enable_shared_from_this<Session> {
     busy_ = true;
     ++impl_->in_flight;
     if (encoding.find("gzip") != std::string::npos) {
-      auto body = GunzipBody(req.body(), impl_->options.gzip_limit);
+      auto body = GunzipBody(req.body().data, impl_->options.gzip_limit);
       if (!body.ok()) return Write(JsonErrorResponse(400, body.status().message()));
       r.body = std::move(body).value();
     } else {
-      r.body = std::move(req.body());
+      r.body = std::move(req.body().data);
     }
+    req.body().data = std::string();
     auto self = shared_from_this();
     impl_->handler(std::move(r), [self](HttpResponse resp) {
       net::post(self->stream_.get_executor(),
                 [self, resp = std::move(resp)]() mutable { self->Write(std::move(resp)); });
     });
+  }
+
+  // A request that cannot be read: answer and close (after draining what the client still sends).
+  void Fail(beast::error_code ec) {
+    const bool over_budget = parser_->get().body().over_budget;
+    if (over_budget) {
+      HttpResponse r = JsonErrorResponse(
+          503, StrCat("the server is receiving too many request bodies at once (", impl_->body_budget.used(),
+                      " bytes in flight, limit ", impl_->body_budget.limit(),
+                      " bytes, --rest_api_max_inflight_body_bytes); retry later"));
+      r.headers.emplace_back("Retry-After", "1");
+      return Reject(std::move(r));
+    }
+    if (ec == http::error::body_limit)
+      return Reject(JsonErrorResponse(
+          413, StrCat("request body is larger than the limit of ", impl_->options.body_limit, " bytes")));
+    return Reject(JsonErrorResponse(400, StrCat("malformed HTTP request: ", ec.message())));
+  }
+
+  void Reject(HttpResponse r) {
+    parser_.reset();  // releases the body's charge
+    keep_alive_ = false;
+    linger_ = true;  // the client may still be sending the rest of the request
+    busy_ = true;
+    ++impl_->in_flight;
+    Write(std::move(r));
   }
 
   void Write(HttpResponse r) {
@@ -175,7 +372,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::request_parser<BudgetedBody>> parser_;
   HttpServer::Impl* impl_;
   bool keep_alive_ = true;
   bool busy_ = false;
@@ -204,9 +401,8 @@ void HttpServer::Impl::DoAccept() {
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options, HttpHandler handler) {
   std::unique_ptr<HttpServer> server(new HttpServer());
-  server->impl_ = std::make_unique<Impl>();
+  server->impl_ = std::make_unique<Impl>(options);
   Impl& impl = *server->impl_;
-  impl.options = options;
   impl.handler = std::move(handler);
   beast::error_code ec;
   const auto address = net::ip::make_address(options.host, ec);
@@ -231,6 +427,7 @@ HttpServer::~HttpServer() { Shutdown(std::chrono::milliseconds(0)); }
 
 int HttpServer::port() const { return impl_->port; }
 int64_t HttpServer::in_flight() const { return impl_->in_flight.load(); }
+int64_t HttpServer::body_bytes_in_flight() const { return impl_->body_budget.used(); }
 
 void HttpServer::Shutdown(std::chrono::milliseconds grace) {
   Impl& impl = *impl_;

@@ -37,7 +37,11 @@ struct HttpServerOptions {
   std::string host = "0.0.0.0";
   int port = 0;  // 0 = pick a free port
   int threads = 2;
-  int64_t body_limit = 256ll << 20;
+  int64_t body_limit = 256ll << 20;  // per request: larger bodies get 413
+  // Server-wide budget of request-body bytes being received (the buffers of bodies not yet handed to the handler,
+  // over every connection). A request whose body would exceed it gets 503 with Retry-After. Bodies grow as bytes
+  // arrive; a declared Content-Length reserves nothing.
+  int64_t inflight_body_limit = 1ll << 30;
   int64_t gzip_limit = 100ll << 20;  // decompressed size limit (TF Serving's 100 MiB)
   std::chrono::seconds idle_timeout{75};
 };
@@ -50,6 +54,8 @@ class HttpServer {
   // Stops accepting, lets requests being handled finish (at most `grace`), closes every connection, joins threads.
   void Shutdown(std::chrono::milliseconds grace);
   int64_t in_flight() const;
+  // Request-body bytes held by requests being received now (charged against options.inflight_body_limit).
+  int64_t body_bytes_in_flight() const;
 
   struct Impl;
 

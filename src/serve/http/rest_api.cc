@@ -50,13 +50,7 @@ Deadline RequestDeadline(const HttpRequest& req, int64_t timeout_ms) {
 
 void RestApi::Finish(const Responder& respond, const std::string& model, const char* api, Clock::time_point received,
                      const Status& status, std::string body) {
-  if (metrics_) {
-    metrics_->request_count.Add({model, std::string(StatusCodeName(status.code()))});
-    if (status.ok())
-      metrics_->request_latency.Observe(
-          {model, api, "REST"},
-          static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - received).count()));
-  }
+  if (metrics_) metrics_->CountRequest(model, status, api, "REST", received);
   HttpResponse r;
   r.status = HttpStatusFor(status.code());
   r.body = status.ok() ? std::move(body) : JsonError(status.message());
