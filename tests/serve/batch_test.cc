@@ -111,6 +111,28 @@ TEST(BatcherTest, PaddingToAllowedBatchSizes) {
   EXPECT_EQ(metrics.padding_size.Sum({"4"}), 1.0);
 }
 
+// Requests of every size from 1 to max_batch_size run on the allowed sizes' plans only: the plan cache holds at most
+// one plan per allowed size however many distinct sizes clients send.
+TEST(BatcherTest, PaddedRequestsShareTheAllowedSizesPlans) {
+  BatchingOptions o;
+  o.max_batch_size = 8;
+  o.allowed_batch_sizes = {4, 8};
+  o.num_batch_threads = 1;
+  o.batch_timeout_micros = 0;
+  BatchScheduler b(o, nullptr);
+  auto iris = Iris();
+  for (int rows = 1; rows <= 8; ++rows) {
+    Tensor x = Rows(rows, 0.5f * static_cast<float>(rows));
+    Result r = Submit(b, iris, x).get();
+    ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+    EXPECT_EQ(r.outputs[0].ToVector<float>(), Direct(*iris, x)) << rows;
+  }
+  // Direct() compiled a plan per size (8) besides the batcher's two: count the batcher's through a fresh servable.
+  auto fresh = Iris();
+  for (int rows = 1; rows <= 8; ++rows) ASSERT_TRUE(Submit(b, fresh, Rows(rows, 1.0f)).get().status.ok());
+  EXPECT_EQ(fresh->session().stats().plan_cache_misses, 2);
+}
+
 TEST(BatcherTest, FullQueueIsResourceExhausted) {
   BatchingOptions o;
   o.max_batch_size = 8;

@@ -89,11 +89,10 @@ TEST_F(ExportTest, LayoutSignatureLabelsAndMetadata) {
 
 TEST_F(ExportTest, OnnxRuntimeGivesTheSameLogits) {
   const char* python = std::getenv("STRATA_PEERS_PYTHON");
-  const char* runner = std::getenv("STRATA_ORT_RUNNER");
-  if (python == nullptr || runner == nullptr || !FileExists(python) || !FileExists(runner))
+  const std::string runner = std::string(STRATA_TEST_SOURCE_DIR) + "/../shared/peers/ort/run_model.py";
+  if (python == nullptr || !FileExists(python) || !FileExists(runner))
     GTEST_SKIP() << "ONNX Runtime peer not installed: run scripts/install-deps.sh --peers (it makes the peers venv; "
-                 << "STRATA_PEERS_PYTHON=" << (python ? python : "unset") << ", STRATA_ORT_RUNNER="
-                 << (runner ? runner : "unset") << ")";
+                 << "STRATA_PEERS_PYTHON=" << (python ? python : "unset") << ", runner " << runner << ")";
   Tensor raw = RawPixels(4);
   const std::string in = dir_ + "/input.bin", out = dir_ + "/ort_logits.bin";
   {
