@@ -10,7 +10,9 @@
 namespace strata::onnx {
 
 // Reads and converts a .onnx file. External data files are resolved relative to the model's directory and must
-// stay inside it (a `location` that escapes it is rejected). Errors say what is wrong and where.
+// stay inside it (a `location` that escapes it is rejected). The model and its external data must be regular files:
+// a FIFO, device or directory in their place is an error at once, never a blocked or unbounded read. Sizes in the
+// file are checked against the bytes present before anything is allocated. Errors say what is wrong and where.
 StatusOr<graph::Model> LoadModel(const std::string& path);
 // Converts serialised ModelProto bytes; `base_dir` is where external data is looked up ("" = none allowed).
 StatusOr<graph::Model> ParseModel(std::string_view bytes, const std::string& base_dir, std::string_view where);

@@ -46,6 +46,99 @@ StatusOr<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
+std::string_view FileTypeName(unsigned mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+      return "a regular file";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    case S_IFSOCK:
+      return "a socket";
+    case S_IFLNK:
+      return "a symbolic link";
+    default:
+      return "a special file";
+  }
+}
+
+StatusOr<RegularFile> RegularFile::Open(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return NotFoundError("file '", path, "' does not exist");
+    if (err == EACCES || err == EPERM) return PermissionDeniedError("cannot open '", path, "': ", std::strerror(err));
+    if (err == ENXIO)  // a socket, or a FIFO opened for writing without a reader
+      return InvalidArgumentError("'", path, "' is a socket or another special file, not a regular file");
+    return UnavailableError("cannot open '", path, "': ", std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return UnavailableError("cannot stat '", path, "': ", std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgumentError("'", path, "' is ", FileTypeName(st.st_mode), ", not a regular file");
+  }
+  // Regular files ignore O_NONBLOCK, but reads should block as usual should the file system care.
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return RegularFile(fd, path, static_cast<int64_t>(st.st_size));
+}
+
+RegularFile::RegularFile(RegularFile&& other) noexcept
+    : fd_(other.fd_), path_(std::move(other.path_)), size_(other.size_) {
+  other.fd_ = -1;
+}
+
+RegularFile& RegularFile::operator=(RegularFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    path_ = std::move(other.path_);
+    size_ = other.size_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+RegularFile::~RegularFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status RegularFile::ReadAt(int64_t offset, size_t n, char* out) const {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd_, out + got, n - got, static_cast<off_t>(offset + static_cast<int64_t>(got)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return UnavailableError("reading '", path_, "' failed: ", std::strerror(errno));
+    if (r == 0)
+      return DataLossError("'", path_, "' ended after ", offset + static_cast<int64_t>(got),
+                           " bytes, expected at least ", offset + static_cast<int64_t>(n),
+                           " (the file shrank while it was read?)");
+    got += static_cast<size_t>(r);
+  }
+  return Status::OK();
+}
+
+StatusOr<std::string> ReadRegularFile(const std::string& path, int64_t max_bytes) {
+  STRATA_ASSIGN_OR_RETURN(RegularFile f, RegularFile::Open(path));
+  if (f.size() > max_bytes)
+    return InvalidArgumentError("'", path, "' is ", f.size(), " bytes, more than the ", max_bytes,
+                                " bytes allowed here");
+  std::string out(static_cast<size_t>(f.size()), '\0');
+  STRATA_RETURN_IF_ERROR(f.ReadAt(0, out.size(), out.data()));
+  return out;
+}
+
 Status FsyncDirectory(const std::string& dir) {
   const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return UnavailableError("cannot open directory '", dir, "' to sync it: ", std::strerror(errno));

@@ -15,9 +15,16 @@ namespace strata::io {
 
 class IdxReader {
  public:
+  // IDX files in use have 1 to 4 dimensions; a header that declares more than this is refused.
+  static constexpr int kMaxDims = 8;
+
+  // The header is checked before anything is allocated: at most kMaxDims dimensions, and items (ReadIdx: the whole
+  // data) no larger than the file can hold.
   static StatusOr<std::unique_ptr<IdxReader>> Open(const std::string& path);
-  // Parses the header from `in` (already decompressed).
-  static StatusOr<std::unique_ptr<IdxReader>> FromStream(std::unique_ptr<InputStream> in);
+  // Parses the header from `in` (already decompressed). `max_bytes` bounds the length of the stream (header
+  // included) when it is known: the file's size, or what a compressed file can expand to.
+  static StatusOr<std::unique_ptr<IdxReader>> FromStream(std::unique_ptr<InputStream> in,
+                                                         uint64_t max_bytes = UINT64_MAX);
 
   DType dtype() const { return dtype_; }
   // All dimensions; dims()[0] is the number of items.
@@ -34,13 +41,15 @@ class IdxReader {
 
  private:
   friend StatusOr<Tensor> ReadIdx(const std::string& path);
-  IdxReader(std::unique_ptr<InputStream> in, DType dtype, std::vector<int64_t> dims, size_t item_bytes);
+  IdxReader(std::unique_ptr<InputStream> in, DType dtype, std::vector<int64_t> dims, size_t item_bytes,
+            uint64_t max_data_bytes);
   Status ReadExactly(char* dst, size_t n, std::string_view what);
 
   std::unique_ptr<InputStream> in_;
   DType dtype_;
   std::vector<int64_t> dims_;
   size_t item_bytes_;
+  uint64_t max_data_bytes_;  // the most data bytes the stream can hold after the header
   int64_t next_ = 0;
 };
 

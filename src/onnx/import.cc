@@ -214,22 +214,38 @@ StatusOr<Model> ParseModel(std::string_view bytes, const std::string& base_dir, 
   return m;
 }
 
+namespace {
+
+// The bytes of a serialised protobuf file: a regular file (a FIFO or device is refused without blocking or reading)
+// of at most protobuf's 2 GB, read whole.
+StatusOr<std::string> ReadProtoFile(const std::string& path, std::string_view what) {
+  STRATA_ASSIGN_OR_RETURN(RegularFile f, RegularFile::Open(path));
+  if (f.size() > static_cast<int64_t>(INT32_MAX))
+    return InvalidArgumentError(path, ": the file is ", f.size(), " bytes, over protobuf's 2 GB limit for ", what,
+                                what == "a model" ? "; store the weights as external data" : "");
+  std::string bytes(static_cast<size_t>(f.size()), '\0');
+  STRATA_RETURN_IF_ERROR(f.ReadAt(0, bytes.size(), bytes.data()));
+  return bytes;
+}
+
+}  // namespace
+
 StatusOr<Model> LoadModel(const std::string& path) {
-  if (IsDirectory(path))
-    return InvalidArgumentError("'", path, "' is a directory; expected an .onnx file");
-  STRATA_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  STRATA_ASSIGN_OR_RETURN(std::string bytes, ReadProtoFile(path, "a model"));
   return ParseModel(bytes, Dirname(path), path);
 }
 
 StatusOr<Tensor> ParseTensorProto(std::string_view bytes, std::string_view where) {
   ::onnx::TensorProto tp;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX))
+    return InvalidArgumentError(where, ": a serialised onnx.TensorProto is at most 2 GB, got ", bytes.size(), " bytes");
   if (!tp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return InvalidArgumentError(where, ": not a valid onnx.TensorProto");
   return TensorFromProto(tp, "", where);
 }
 
 StatusOr<Tensor> ReadTensorProtoFile(const std::string& path) {
-  STRATA_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  STRATA_ASSIGN_OR_RETURN(std::string bytes, ReadProtoFile(path, "a tensor"));
   return ParseTensorProto(bytes, path);
 }
 

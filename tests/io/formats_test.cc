@@ -90,6 +90,63 @@ TEST(IdxTest, BadFilesGiveClearErrors) {
   EXPECT_NE(IdxReader::Open(bad).status().message().find("unknown IDX element type code 0x07"), std::string::npos);
 }
 
+TEST(IdxTest, HeadersAreCheckedBeforeAllocating) {
+  const std::string path = TempPath("hostile.idx");
+  // Magic 0x00000999: int8 with 153 dimensions.
+  std::ofstream(path, std::ios::binary) << std::string("\0\0\x09\x99", 4) << std::string(153 * 4, '\1');
+  auto r = IdxReader::Open(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("IDX file '" + path + "' declares 153 dimensions (magic 00 00 09 99)"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("at most 8"), std::string::npos) << r.status().message();
+  EXPECT_EQ(r.status().message().find(",1,1,1,"), std::string::npos) << r.status().message();
+  EXPECT_FALSE(ReadIdx(path).ok());
+
+  // Items larger than the whole file: refused at Open.
+  std::ofstream(path, std::ios::binary) << std::string("\0\0\x08\x03\0\0\xea\x60\0\0\0\x1c\0\0\0\x1c", 16)
+                                        << std::string(100, '\0');
+  r = IdxReader::Open(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("declares items of uint8[28,28] (784 bytes each), but the file holds at most "
+                                      "100 bytes of data"),
+            std::string::npos)
+      << r.status().message();
+
+  // 4294967295 x 65535 x 65535 float64: ReadIdx must not try to allocate it.
+  std::ofstream(path, std::ios::binary) << std::string("\0\0\x0e\x03\xff\xff\xff\xff\0\0\xff\xff\0\0\xff\xff", 16)
+                                        << std::string(64, '\0');
+  auto all = ReadIdx(path);
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.status().code(), StatusCode::kInvalidArgument) << all.status().ToString();
+  EXPECT_NE(all.status().message().find("IDX file '" + path + "'"), std::string::npos) << all.status().message();
+
+  // A million one-byte items over 10 bytes: streaming reads still report truncation item by item, but ReadIdx
+  // refuses before allocating the whole.
+  std::ofstream(path, std::ios::binary) << std::string("\0\0\x08\x01\0\x0f\x42\x40", 8) << std::string(10, '\7');
+  all = ReadIdx(path);
+  ASSERT_FALSE(all.ok());
+  EXPECT_NE(all.status().message().find("declares dims [1000000] of uint8 (1000000 items of 1 bytes), more than the "
+                                        "at most 10 bytes of data the file holds"),
+            std::string::npos)
+      << all.status().message();
+
+  // Gzip: the data can be at most ~1032 times the compressed size.
+  const std::string gz = TempPath("hostile.idx.gz");
+  ASSERT_EQ(RunPython("import gzip, struct\n"
+                      "gzip.open('" +
+                      gz +
+                      "', 'wb').write(b'\\0\\0\\x08\\x02' + struct.pack('>2I', 100000000, 1000) + "
+                      "bytes(100))\n"),
+            0);
+  all = ReadIdx(gz);
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.status().code(), StatusCode::kInvalidArgument) << all.status().ToString();
+  EXPECT_NE(all.status().message().find("declares dims [100000000,1000] of uint8"), std::string::npos)
+      << all.status().message();
+}
+
 TEST(IdxTest, FashionMnistHeaders) {
   const std::string dir = "/usr/share/datasets/fashion-mnist/";
   if (!FileExists(dir + "t10k-images-idx3-ubyte.gz")) GTEST_SKIP() << "dataset-fashion-mnist not installed";

@@ -110,6 +110,11 @@ bool IsScalarConstant(const Graph& g, const std::string& v) {
 Status ConvertToChannelsLast(Graph* g) {
   const ops::OpSchema* wrapper = ops::OpRegistry::Global().Find(kStrataDomain, "ChannelsLast");
   if (wrapper == nullptr || wrapper->kernels.empty()) return Status::OK();
+  // Regions grow from convolutions: without one there is nothing to do (and no need to infer types).
+  const bool has_conv = std::any_of(g->nodes.begin(), g->nodes.end(), [](const Node& n) {
+    return (n.domain.empty() && n.op_type == "Conv") || (n.domain == kStrataDomain && n.op_type == "FusedConv");
+  });
+  if (!has_conv) return Status::OK();
   InferredGraph types;
   if (!passes::InferTypes(*g, &types)) return Status::OK();
   const passes::Uses uses = passes::CollectUses(*g);

@@ -40,9 +40,11 @@ Tensor PermuteK(const Tensor& w, int64_t c, int64_t h, int64_t wd, bool k_is_col
 }  // namespace
 
 Status FoldFlattenTranspose(Graph* g) {
+  if (!passes::HasOnnxOp(*g, {"Flatten"}) || !passes::HasOnnxOp(*g, {"Transpose"})) return Status::OK();
   InferredGraph types;
   if (!passes::InferTypes(*g, &types)) return Status::OK();
   const passes::Uses uses = passes::CollectUses(*g);
+  passes::FreshNames names(*g);
   std::vector<bool> dead(g->nodes.size(), false);
   bool changed = false;
   for (size_t ti = 0; ti < g->nodes.size(); ++ti) {
@@ -75,7 +77,7 @@ Status FoldFlattenTranspose(Graph* g) {
     if ((k_is_columns ? w->shape()[1] : w->shape()[0]) != k) continue;
 
     Tensor permuted = PermuteK(*w, cd.value, hd.value, wdim.value, k_is_columns);
-    const std::string name = passes::FreshName(*g, m.inputs[1] + "__nhwc_rows");
+    const std::string name = names.Make(m.inputs[1] + "__nhwc_rows");
     g->initializers[name] = std::move(permuted);
     m.inputs[1] = name;
     g->nodes[fi].inputs[0] = t.inputs[0];

@@ -27,9 +27,11 @@ std::optional<Tensor> ChannelBias(const Tensor& c, int out_rank, int64_t m) {
 }  // namespace
 
 Status FuseConvActivation(Graph* g) {
+  if (!passes::HasOnnxOp(*g, {"Conv", "ConvTranspose"})) return Status::OK();
   InferredGraph types;
   if (!passes::InferTypes(*g, &types)) return Status::OK();
   const passes::Uses uses = passes::CollectUses(*g);
+  passes::FreshNames names(*g);
   std::vector<bool> dead(g->nodes.size(), false), frozen(g->nodes.size(), false);
   bool changed = false;
   for (size_t ci = 0; ci < g->nodes.size(); ++ci) {
@@ -53,7 +55,7 @@ Status FuseConvActivation(Graph* g) {
         const Tensor* c = passes::FindConstant(*g, other);
         std::optional<Tensor> b = c != nullptr ? ChannelBias(*c, yt->shape.rank(), m) : std::nullopt;
         if (b) {
-          const std::string name = passes::FreshName(*g, other + "_as_bias");
+          const std::string name = names.Make(other + "_as_bias");
           g->initializers[name] = *b;
           fused.inputs[2] = name;
           chain.Absorb();

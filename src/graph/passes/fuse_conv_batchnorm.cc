@@ -39,7 +39,7 @@ std::vector<double> AsDouble(const Tensor& t) {
 }
 
 // Returns true when it folded bn (index bi) into conv (index ci).
-bool TryFold(Graph* g, Node& conv, const Node& bn) {
+bool TryFold(Graph* g, Node& conv, const Node& bn, passes::FreshNames& names) {
   const Tensor* w = passes::FindConstant(*g, conv.inputs[1]);
   const Tensor* b = conv.has_input(2) ? passes::FindConstant(*g, conv.inputs[2]) : nullptr;
   const Tensor* params[4];
@@ -70,10 +70,9 @@ bool TryFold(Graph* g, Node& conv, const Node& bn) {
     else
       b2.data<double>()[o] = bias[o];
   }
-  const std::string wn = passes::FreshName(*g, conv.inputs[1] + "_bn_folded");
+  const std::string wn = names.Make(conv.inputs[1] + "_bn_folded");
   g->initializers[wn] = std::move(w2);
-  const std::string bname =
-      passes::FreshName(*g, (conv.has_input(2) ? conv.inputs[2] : conv.name + "_bias") + "_bn_folded");
+  const std::string bname = names.Make((conv.has_input(2) ? conv.inputs[2] : conv.name + "_bias") + "_bn_folded");
   g->initializers[bname] = std::move(b2);
   conv.inputs.resize(3);
   conv.inputs[1] = wn;
@@ -85,7 +84,9 @@ bool TryFold(Graph* g, Node& conv, const Node& bn) {
 }  // namespace
 
 Status FuseConvBatchNorm(Graph* g) {
+  if (!passes::HasOnnxOp(*g, {"Conv"})) return Status::OK();
   const passes::Uses uses = passes::CollectUses(*g);
+  passes::FreshNames names(*g);
   std::vector<bool> dead(g->nodes.size(), false);
   bool changed = false;
   for (size_t ci = 0; ci < g->nodes.size(); ++ci) {
@@ -95,7 +96,7 @@ Status FuseConvBatchNorm(Graph* g) {
     if (bi < 0 || dead[bi]) continue;
     const Node& bn = g->nodes[bi];
     if (!IsBatchNormForInference(bn) || bn.inputs[0] != conv.outputs[0]) continue;
-    if (!TryFold(g, conv, bn)) continue;
+    if (!TryFold(g, conv, bn, names)) continue;
     dead[bi] = true;
     changed = true;
   }

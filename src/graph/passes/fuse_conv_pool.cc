@@ -30,6 +30,9 @@ bool HasCpuKernel() {
 
 Status FuseConvMaxPool(Graph* g) {
   if (!HasCpuKernel()) return Status::OK();
+  const bool has_pool =
+      std::any_of(g->nodes.begin(), g->nodes.end(), [](const Node& n) { return IsWrapped(n, "MaxPool", ""); });
+  if (!has_pool) return Status::OK();
   InferredGraph types;
   if (!passes::InferTypes(*g, &types)) return Status::OK();
   const passes::Uses uses = passes::CollectUses(*g);

@@ -21,6 +21,7 @@ bool IsFloat32(const ops::ValueType* t) { return t != nullptr && t->dtype == DTy
 }  // namespace
 
 Status FuseElementwise(Graph* g) {
+  if (!passes::HasOnnxOp(*g, {"Add", "Sub", "Mul", "Div"})) return Status::OK();
   InferredGraph types;
   if (!passes::InferTypes(*g, &types)) return Status::OK();
   const passes::Uses uses = passes::CollectUses(*g);

@@ -71,9 +71,11 @@ std::string OtherOperand(const Node& n, const std::string& value) {
 }  // namespace
 
 Status FuseLayerNorm(Graph* g) {
+  if (!passes::HasOnnxOp(*g, {"ReduceMean"})) return Status::OK();
   InferredGraph types;
   if (!passes::InferTypes(*g, &types)) return Status::OK();
   const passes::Uses uses = passes::CollectUses(*g);
+  passes::FreshNames names(*g);
   std::vector<bool> dead(g->nodes.size(), false), used(g->nodes.size(), false);
   bool changed = false;
   for (size_t ni = 0; ni < g->nodes.size(); ++ni) {
@@ -134,7 +136,7 @@ Status FuseLayerNorm(Graph* g) {
       y = g->nodes[add].outputs[0];
     }
     if (!has_gamma) gamma = Tensor::FromVector(std::vector<float>(c, 1.0f), Shape{c});
-    const std::string scale_name = passes::FreshName(*g, mean.outputs[0] + "_ln_scale");
+    const std::string scale_name = names.Make(mean.outputs[0] + "_ln_scale");
     g->initializers[scale_name] = std::move(gamma);
     Node ln;
     ln.op_type = "LayerNormalization";
@@ -142,7 +144,7 @@ Status FuseLayerNorm(Graph* g) {
     ln.name = mean.name.empty() ? y + "_ln" : mean.name + "_ln";
     ln.inputs = {x, scale_name};
     if (has_beta) {
-      const std::string bias_name = passes::FreshName(*g, mean.outputs[0] + "_ln_bias");
+      const std::string bias_name = names.Make(mean.outputs[0] + "_ln_bias");
       g->initializers[bias_name] = std::move(beta);
       ln.inputs.push_back(bias_name);
     }

@@ -22,6 +22,7 @@ bool BiasFits(const PartialShape& c, const PartialShape& y, const PartialShape& 
 }  // namespace
 
 Status FuseMatMulActivation(Graph* g) {
+  if (!passes::HasOnnxOp(*g, {"MatMul", "Gemm"})) return Status::OK();
   InferredGraph types;
   if (!passes::InferTypes(*g, &types)) return Status::OK();
   const passes::Uses uses = passes::CollectUses(*g);

@@ -43,17 +43,26 @@ const Tensor* FindConstant(const Graph& g, const std::string& name) {
   return it == g.initializers.end() ? nullptr : &it->second;
 }
 
-std::string FreshName(const Graph& g, const std::string& base) {
-  std::unordered_set<std::string> used;
-  for (const auto& [name, t] : g.initializers) used.insert(name);
-  for (const ValueInfo& v : g.inputs) used.insert(v.name);
-  for (const Node& n : g.nodes)
-    for (const std::string& o : n.outputs) used.insert(o);
-  if (!used.count(base)) return base;
-  for (int i = 1;; ++i) {
-    std::string name = StrCat(base, "_", i);
-    if (!used.count(name)) return name;
+std::string FreshNames::Make(const std::string& base) {
+  if (!collected_) {
+    for (const auto& [name, t] : g_.initializers) used_.insert(name);
+    for (const ValueInfo& v : g_.inputs) used_.insert(v.name);
+    for (const Node& n : g_.nodes)
+      for (const std::string& o : n.outputs) used_.insert(o);
+    collected_ = true;
   }
+  std::string name = base;
+  for (int i = 1; used_.count(name); ++i) name = StrCat(base, "_", i);
+  used_.insert(name);
+  return name;
+}
+
+bool HasOnnxOp(const Graph& g, std::initializer_list<std::string_view> op_types) {
+  for (const Node& n : g.nodes)
+    if (n.domain.empty())
+      for (std::string_view t : op_types)
+        if (n.op_type == t) return true;
+  return false;
 }
 
 bool InferTypes(const Graph& g, InferredGraph* out) {

@@ -1,7 +1,9 @@
 // Helpers shared by the fusion passes: who reads each value, constants, value types, fresh names.
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -26,8 +28,23 @@ int SoleReader(const Uses& uses, const std::string& value);
 // The initializer called `name` (null when it is not one, or a graph input overrides it).
 const Tensor* FindConstant(const Graph& g, const std::string& name);
 
-// A name not yet used by any value of `g`, derived from `base`.
-std::string FreshName(const Graph& g, const std::string& base);
+// Fresh value names for one run of a pass: names not yet used by any value of the graph, derived from a base. The
+// graph's names are collected once, on the first call, and each name handed out is remembered, so a pass that makes
+// k names in a graph of n values does O(n + k) work (collecting them per call made long chains of fusions O(n k)).
+class FreshNames {
+ public:
+  explicit FreshNames(const Graph& g) : g_(g) {}
+  std::string Make(const std::string& base);
+
+ private:
+  const Graph& g_;
+  bool collected_ = false;
+  std::unordered_set<std::string> used_;
+};
+
+// Whether some node of `g` (not of its subgraphs) is an ONNX-domain op of one of these types: passes whose pattern
+// starts with such an op return at once when there is none, without inferring the graph's types.
+bool HasOnnxOp(const Graph& g, std::initializer_list<std::string_view> op_types);
 
 // Types of the graph's values for the passes (inferred from the declared input types; symbolic dims kept).
 // Returns false when inference fails: the passes then leave the graph alone.

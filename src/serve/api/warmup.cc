@@ -72,6 +72,9 @@ Status RunExamples(const Servable& servable, const tensorflow::serving::ModelSpe
 }
 
 Status Replay(const Servable& servable, const std::string& path, int iterations, int64_t* records) {
+  // Only a regular file: opening a FIFO put here would block the load thread until a writer came.
+  if (auto file = RegularFile::Open(path); !file.ok())
+    return Status(file.status().code(), StrCat("cannot open warmup file ", path, ": ", file.status().message()));
   auto reader = io::TfRecordReader::Open(path);
   if (!reader.ok())
     return Status(reader.status().code(), StrCat("cannot open warmup file ", path, ": ", reader.status().message()));
