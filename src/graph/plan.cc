@@ -272,6 +272,70 @@ void Plan::ComputeLiveness() {
   }
 }
 
+namespace {
+
+// Values placed in the arena, by lifetime [first step, last step], answering "which placed values are alive at some
+// step of [a, b]" without a scan of every placed value (which made planning a long chain O(n^2)). A segment tree
+// over the steps: a value is listed in `exact_` at the O(log n) nodes whose ranges make up its lifetime, and in
+// `inside_` at every strict ancestor of those. Two lifetimes overlap iff a node of one is an ancestor-or-self of a
+// node of the other, so a query reads `exact_` and `inside_` at its own nodes and `exact_` at their ancestors: every
+// entry it reads overlaps, and k overlapping values cost O((k + 1) log n).
+class LifetimeIndex {
+ public:
+  explicit LifetimeIndex(int steps) {
+    while (size_ < steps) size_ *= 2;
+    exact_.resize(2 * size_);
+    inside_.resize(2 * size_);
+    stamp_.assign(2 * size_, -1);
+  }
+
+  void Add(int id, int first, int last) {
+    ++adds_;
+    Cover(first, last, [&](int node) {
+      exact_[node].push_back(id);
+      for (int a = node / 2; a >= 1 && stamp_[a] != adds_; a /= 2) {
+        stamp_[a] = adds_;
+        inside_[a].push_back(id);
+      }
+    });
+  }
+
+  void Overlapping(int first, int last, std::vector<int>* out) {
+    out->clear();
+    ++queries_;
+    auto take = [&](const std::vector<int>& ids) {
+      for (int id : ids) {
+        if (static_cast<size_t>(id) >= seen_.size()) seen_.resize(id + 1, -1);
+        if (seen_[id] == queries_) continue;
+        seen_[id] = queries_;
+        out->push_back(id);
+      }
+    };
+    Cover(first, last, [&](int node) {
+      take(exact_[node]);
+      take(inside_[node]);
+      for (int a = node / 2; a >= 1; a /= 2) take(exact_[a]);
+    });
+  }
+
+ private:
+  // Calls fn(node) for the nodes whose ranges make up [first, last].
+  template <typename Fn>
+  void Cover(int first, int last, Fn fn) {
+    for (int lo = first + size_, hi = last + size_ + 1; lo < hi; lo /= 2, hi /= 2) {
+      if (lo & 1) fn(lo++);
+      if (hi & 1) fn(--hi);
+    }
+  }
+
+  int size_ = 1;
+  std::vector<std::vector<int>> exact_, inside_;
+  std::vector<int> stamp_, seen_;
+  int adds_ = 0, queries_ = 0;
+};
+
+}  // namespace
+
 void Plan::PlanMemory(bool enabled) {
   arena_bytes_ = 0;
   if (!enabled) return;
@@ -317,17 +381,17 @@ void Plan::PlanMemory(bool enabled) {
   // lifetime overlaps its own.
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](int a, int b) { return values_[a].bytes > values_[b].bytes; });
-  std::vector<int> placed;
+  LifetimeIndex placed(static_cast<int>(steps_.size()) + 1);  // lifetimes lie in [0, steps]
+  std::vector<int> overlapping;
   for (int id : candidates) {
     PlanValue& v = values_[id];
     const int64_t size = (static_cast<int64_t>(v.bytes) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
     std::vector<std::pair<int64_t, int64_t>> busy;  // [offset, end) of time-overlapping values
-    for (int p : placed) {
+    placed.Overlapping(v.producer, v.last_use, &overlapping);
+    for (int p : overlapping) {
       const PlanValue& o = values_[p];
-      if (o.producer <= v.last_use && v.producer <= o.last_use) {
-        const int64_t osize = (static_cast<int64_t>(o.bytes) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-        busy.emplace_back(o.arena_offset, o.arena_offset + osize);
-      }
+      const int64_t osize = (static_cast<int64_t>(o.bytes) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+      busy.emplace_back(o.arena_offset, o.arena_offset + osize);
     }
     std::sort(busy.begin(), busy.end());
     int64_t offset = 0;
@@ -337,7 +401,7 @@ void Plan::PlanMemory(bool enabled) {
     }
     v.arena_offset = offset;
     arena_bytes_ = std::max(arena_bytes_, offset + size);
-    placed.push_back(id);
+    placed.Add(id, v.producer, v.last_use);
   }
   for (size_t id = 0; id < values_.size(); ++id) {
     if (share[id] < 0) continue;
