@@ -175,7 +175,12 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   if (initial_epoch < f.epochs) fo.initial_batch = initial_batch;
   fo.steps_per_epoch = f.steps_per_epoch;
   fo.verbose = f.verbose;
-  if (test_ds.ok()) fo.validation_data = *test_ds;
+  if (test_ds.ok()) {
+    fo.validation_data = *test_ds;
+  } else {
+    LogInfo("training without validation: ", test_ds.status().message());
+  }
+  if (f.enable_xla) LogInfo("--enable_xla: strata compiles every training step into one optimised plan anyway");
   if (manager) fo.callbacks.push_back(std::make_shared<SaveCheckpoints>(manager.get(), f));
   if (!f.log_dir.empty()) {
     STRATA_RETURN_IF_ERROR(MakeDirs(f.log_dir));

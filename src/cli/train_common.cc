@@ -6,15 +6,22 @@
 #include "core/file_util.h"
 #include "core/json.h"
 #include "io/tfrecord.h"
+#include "serve/core/signature.h"
 #include "strata/onnx.h"
 
 namespace strata::cli {
 
 void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
+  cmd->allow_extras();  // unknown flags are reported by ApplyConfig, with the closest valid name
   cmd->add_option("--config", f->config, "JSON file whose keys are these flags' names (flags given here win)");
-  cmd->add_option("--data_dir", f->data_dir, "Directory of IDX files (train-*/t10k-*-ubyte[.gz]), e.g. Fashion-MNIST");
-  cmd->add_option("--tfrecord_pattern", f->tfrecord_pattern, "Glob of TFRecord files of tf.train.Example (image/encoded or image, label)");
-  cmd->add_option("--validation_pattern", f->validation_pattern, "Glob of validation TFRecord files");
+  cmd->add_option("--data_dir", f->data_dir,
+                  "Data directory: IDX files (train-*/t10k-*-ubyte[.gz], e.g. Fashion-MNIST), or the directory "
+                  "that relative --tfrecord_pattern/--validation_pattern globs are in");
+  cmd->add_option("--tfrecord_pattern", f->tfrecord_pattern,
+                  "Glob of TFRecord files of tf.train.Example (image/encoded or image, label); relative: under "
+                  "--data_dir");
+  cmd->add_option("--validation_pattern", f->validation_pattern,
+                  "Glob of validation TFRecord files (relative: under --data_dir)");
   cmd->add_option("--compression", f->compression,
                   "TFRecord compression: NONE, GZIP or ZLIB (default: auto, GZIP detected by its magic bytes)");
   cmd->add_option("--model_name", f->model_name, "Zoo model: mlp, cnn_small");
@@ -49,9 +56,69 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option("--steps_per_epoch", f->steps_per_epoch, "Batches per epoch (-1 = the whole dataset)");
   cmd->add_option("--verbose", f->verbose, "0 silent, 1 progress bar, 2 one line per epoch");
   cmd->add_option("--export_dir", f->export_dir, "Export the trained model to <export_dir>/<model_name>/1");
+  cmd->add_option("--num_gpus", f->num_gpus, "GPUs to train on: strata trains on CPUs, so only 0 (the default)");
+  cmd->add_option("--distributed_strategy,--distribution_strategy", f->distribution_strategy,
+                  "default, one_device or mirrored (one process on this machine's CPUs); multi_worker_mirrored is "
+                  "not built yet");
+  cmd->add_option("--mixed_precision", f->mixed_precision, "none (float32); bf16 and fp16 are not built yet");
+  cmd->add_flag("--enable_xla", f->enable_xla,
+                "Accepted: strata always compiles the training step into one optimised plan (XLA's job in TF)");
 }
 
+namespace {
+
+// Every flag and option name of the command, without dashes.
+std::vector<std::string> OptionNames(CLI::App* cmd) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : cmd->get_options())
+    for (const std::string& n : o->get_lnames()) names.push_back(n);
+  return names;
+}
+
+Status RejectUnknownFlags(CLI::App* cmd) {
+  for (const std::string& arg : cmd->remaining()) {
+    if (arg.rfind("-", 0) != 0)
+      return InvalidArgumentError("unexpected argument '", arg, "' (flags take the form --name value)");
+    std::string name = arg.substr(arg.find_first_not_of('-'));
+    name = name.substr(0, name.find('='));
+    return InvalidArgumentError("unknown flag --", name, " (did you mean --", serve::ClosestName(name, OptionNames(cmd)),
+                                "?); see strata ", cmd->get_name(), " --help");
+  }
+  return Status::OK();
+}
+
+// The train.py flags whose features strata does not have: refused with what to do instead.
+Status CheckTrainPyFlags(const TrainFlags& f) {
+  if (f.num_gpus != 0)
+    return UnimplementedError("--num_gpus ", f.num_gpus, ": strata trains on CPUs and has no GPU support yet; leave "
+                              "--num_gpus out or give 0");
+  const std::string& d = f.distribution_strategy;
+  if (d == "multi_worker_mirrored" || d == "MultiWorkerMirroredStrategy")
+    return UnimplementedError("--distribution_strategy ", d, ": multi-worker training is not built yet; train in one "
+                              "process (leave the flag out, or give mirrored or one_device)");
+  if (!d.empty() && d != "default" && d != "one_device" && d != "mirrored" && d != "off")
+    return InvalidArgumentError("--distribution_strategy '", d, "' is not known: give default, one_device or "
+                                "mirrored (one process; multi_worker_mirrored is not built yet)");
+  const std::string& m = f.mixed_precision;
+  if (m == "bf16" || m == "fp16" || m == "mixed_bfloat16" || m == "mixed_float16")
+    return UnimplementedError("--mixed_precision ", m, ": mixed-precision training is not built yet; train in "
+                              "float32 (--mixed_precision none)");
+  if (m != "none" && m != "float32" && m != "fp32")
+    return InvalidArgumentError("--mixed_precision '", m, "' is not known: give none (float32), bf16 or fp16");
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f);
+
 Status ApplyConfig(CLI::App* cmd, TrainFlags* f) {
+  STRATA_RETURN_IF_ERROR(RejectUnknownFlags(cmd));
+  STRATA_RETURN_IF_ERROR(ApplyConfigFile(cmd, f));
+  return CheckTrainPyFlags(*f);
+}
+
+Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
   if (f->config.empty()) return Status::OK();
   STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(f->config));
   STRATA_ASSIGN_OR_RETURN(Json j, Json::Parse(text, f->config));
@@ -64,7 +131,9 @@ Status ApplyConfig(CLI::App* cmd, TrainFlags* f) {
     } catch (const CLI::OptionNotFound&) {
       known = false;
     }
-    if (!known) return InvalidArgumentError(f->config, ": unknown key '", key, "'");
+    if (!known)
+      return InvalidArgumentError(f->config, ": unknown key '", key, "' (did you mean '",
+                                  serve::ClosestName(key, OptionNames(cmd)), "'?)");
     auto str = [&](std::string* out) -> Status {
       if (!v.is_string()) return InvalidArgumentError(f->config, ": '", key, "' must be a string");
       *out = v.as_string();
@@ -85,6 +154,10 @@ Status ApplyConfig(CLI::App* cmd, TrainFlags* f) {
     else if (key == "checkpoint_dir") STRATA_RETURN_IF_ERROR(str(&f->checkpoint_dir));
     else if (key == "log_dir") STRATA_RETURN_IF_ERROR(str(&f->log_dir));
     else if (key == "export_dir") STRATA_RETURN_IF_ERROR(str(&f->export_dir));
+    else if (key == "distributed_strategy" || key == "distribution_strategy")
+      STRATA_RETURN_IF_ERROR(str(&f->distribution_strategy));
+    else if (key == "mixed_precision") STRATA_RETURN_IF_ERROR(str(&f->mixed_precision));
+    else if (key == "num_gpus") STRATA_RETURN_IF_ERROR(num(&f->num_gpus));
     else if (key == "update_freq") STRATA_RETURN_IF_ERROR(str(&f->update_freq));
     else if (key == "histogram_freq") STRATA_RETURN_IF_ERROR(num(&f->histogram_freq));
     else if (key == "checkpoint_monitor") STRATA_RETURN_IF_ERROR(str(&f->checkpoint_monitor));
@@ -103,9 +176,12 @@ Status ApplyConfig(CLI::App* cmd, TrainFlags* f) {
     else if (key == "intra_op_threads") STRATA_RETURN_IF_ERROR(num(&f->intra_op_threads));
     else if (key == "steps_per_epoch") STRATA_RETURN_IF_ERROR(num(&f->steps_per_epoch));
     else if (key == "verbose") STRATA_RETURN_IF_ERROR(num(&f->verbose));
-    else if (key == "deterministic" || key == "resume" || key == "overwrite") {
+    else if (key == "deterministic" || key == "resume" || key == "overwrite" || key == "enable_xla") {
       if (!v.is_bool()) return InvalidArgumentError(f->config, ": '", key, "' must be true or false");
-      (key == "deterministic" ? f->deterministic : key == "resume" ? f->resume : f->overwrite) = v.as_bool();
+      (key == "deterministic" ? f->deterministic
+       : key == "resume"      ? f->resume
+       : key == "overwrite"   ? f->overwrite
+                              : f->enable_xla) = v.as_bool();
     } else {
       return InvalidArgumentError(f->config, ": key '", key, "' cannot be set from a config file");
     }
@@ -193,16 +269,21 @@ StatusOr<data::Dataset> RecordsDataset(const std::string& pattern, const TrainFl
 
 }  // namespace
 
+std::string DataPattern(const TrainFlags& f, const std::string& pattern) {
+  if (pattern.empty() || f.data_dir.empty() || pattern[0] == '/') return pattern;
+  return JoinPath(f.data_dir, pattern);
+}
+
 StatusOr<data::Dataset> TrainDataset(const TrainFlags& f) {
   data::Dataset base;
   int64_t buffer = 60000;
-  if (!f.data_dir.empty()) {
+  if (!f.tfrecord_pattern.empty()) {
+    STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(DataPattern(f, f.tfrecord_pattern), f));
+    buffer = 10000;
+  } else if (!f.data_dir.empty()) {
     STRATA_ASSIGN_OR_RETURN(std::string images, IdxFile(f.data_dir, "train-images-idx3-ubyte"));
     STRATA_ASSIGN_OR_RETURN(std::string labels, IdxFile(f.data_dir, "train-labels-idx1-ubyte"));
     base = data::Dataset::Idx(images, labels);
-  } else if (!f.tfrecord_pattern.empty()) {
-    STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(f.tfrecord_pattern, f));
-    buffer = 10000;
   } else {
     return InvalidArgumentError("give --data_dir (IDX files) or --tfrecord_pattern");
   }
@@ -217,7 +298,10 @@ StatusOr<data::Dataset> TrainDataset(const TrainFlags& f) {
 StatusOr<data::Dataset> TestDataset(const TrainFlags& f, bool raw_pixels) {
   data::Dataset base;
   if (!f.validation_pattern.empty()) {
-    STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(f.validation_pattern, f));
+    STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(DataPattern(f, f.validation_pattern), f));
+  } else if (!f.tfrecord_pattern.empty()) {
+    return NotFoundError("no validation data: --tfrecord_pattern gives the training records only; give "
+                         "--validation_pattern for validation");
   } else if (!f.data_dir.empty()) {
     STRATA_ASSIGN_OR_RETURN(std::string images, IdxFile(f.data_dir, "t10k-images-idx3-ubyte"));
     STRATA_ASSIGN_OR_RETURN(std::string labels, IdxFile(f.data_dir, "t10k-labels-idx1-ubyte"));
@@ -268,7 +352,8 @@ Status LoadCheckpointWeights(nn::Model* model, const std::string& dir) {
 }
 
 StatusOr<std::string> TrainDataHash(const TrainFlags& f) {
-  const std::string pattern = !f.data_dir.empty() ? JoinPath(f.data_dir, "train-*-ubyte*") : f.tfrecord_pattern;
+  const std::string pattern = !f.tfrecord_pattern.empty() ? DataPattern(f, f.tfrecord_pattern)
+                                                           : JoinPath(f.data_dir, "train-*-ubyte*");
   STRATA_ASSIGN_OR_RETURN(data::Manifest m, data::ComputeManifest(pattern));
   return m.hash;
 }

@@ -50,12 +50,21 @@ struct TrainFlags {
   int64_t steps_per_epoch = -1;
   int verbose = 1;
   std::string export_dir;         // after training: export <export_dir>/<model_name>/1 (see strata export)
+  // The rest of a production train.py's flags. What strata does not do yet is refused, never ignored.
+  int num_gpus = 0;                   // strata trains on CPUs: only 0
+  std::string distribution_strategy;  // "", default, one_device, mirrored (one process); multi_worker_mirrored: no
+  std::string mixed_precision = "none";  // none / float32; bf16 and fp16 are not built yet
+  bool enable_xla = false;            // accepted: strata always compiles the step into one optimised plan
 };
 
 // Adds the flags to a subcommand; `eval` leaves out the training-only ones.
 void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training);
-// Applies --config FILE (JSON with the flag names as keys) for every flag not given on the command line.
+// Applies --config FILE (JSON with the flag names as keys) for every flag not given on the command line, then checks
+// the flags: an unknown flag names the closest valid one; a flag whose feature is not built says so.
 Status ApplyConfig(CLI::App* cmd, TrainFlags* f);
+// A file pattern of the flags: relative patterns are under --data_dir when it is given (train.py's
+// --data_dir D --tfrecord_pattern 'train-*.tfrecord').
+std::string DataPattern(const TrainFlags& f, const std::string& pattern);
 
 // Batched datasets of "input_image" float32 [B, H, W, C] in [0, 1] and "label" int64 [B].
 StatusOr<data::Dataset> TrainDataset(const TrainFlags& f);

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# strata train takes a production train.py's command line: --data_dir D --tfrecord_pattern 'train-*.tfrecord' (the
+# pattern under D) with --model_name --num_classes --batch_size --learning_rate --lr_schedule --num_gpus
+# --distributed_strategy (or TF's --distribution_strategy) --mixed_precision --enable_xla --checkpoint_dir --log_dir.
+# Flags whose feature is not built are refused with a message and a non-zero exit, never ignored; an unknown flag or
+# config key names the closest valid one; a config value of the wrong type names the key and the type expected.
+# usage: cli_trainpy.sh STRATA
+set -uo pipefail
+STRATA=$1
+DATA=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+failures=0 passes=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { passes=$((passes + 1)); }
+
+"$STRATA" data import-idx --images "$DATA/t10k-images-idx3-ubyte.gz" --labels "$DATA/t10k-labels-idx1-ubyte.gz" \
+  --out "$OUT/data/train" --shards 2 > /dev/null || { echo "import-idx failed"; exit 1; }
+"$STRATA" data import-idx --images "$DATA/t10k-images-idx3-ubyte.gz" --labels "$DATA/t10k-labels-idx1-ubyte.gz" \
+  --out "$OUT/data/validation" --shards 1 > /dev/null || { echo "import-idx failed"; exit 1; }
+base=(--data_dir "$OUT/data" --tfrecord_pattern 'train-*.tfrecord' --model_name mlp --epochs 1 --steps_per_epoch 3
+      --batch_size 32 --verbose 0)
+
+# The guide's command line, every flag given with a value strata supports.
+if "$STRATA" train --data_dir "$OUT/data" --tfrecord_pattern 'train-*.tfrecord' --model_name mlp --num_classes 10 \
+     --batch_size 32 --learning_rate 0.001 --lr_schedule cosine --num_gpus 0 --distributed_strategy mirrored \
+     --mixed_precision none --enable_xla --checkpoint_dir "$OUT/ckpt" --log_dir "$OUT/logs" --epochs 1 \
+     --steps_per_epoch 3 --validation_pattern 'validation-*.tfrecord' --verbose 0 > "$OUT/guide.log" 2>&1; then
+  # Trained from the TFRecords under --data_dir (there are no IDX files there), validated, checkpointed, logged.
+  grep -q "training without validation" "$OUT/guide.log" && fail "the guide's run did not validate"
+  [ -f "$OUT/ckpt/checkpoint" ] || fail "no checkpoint state file in --checkpoint_dir"
+  head -1 "$OUT/logs/training.csv" | grep -q val_loss || fail "training.csv has no val_loss: $(head -1 "$OUT/logs/training.csv")"
+  pass
+else
+  fail "the guide's command line: $(tail -3 "$OUT/guide.log")"
+fi
+# TF's spelling of the strategy flag, and mirrored/one_device/default in one process; no validation pattern: said.
+if "$STRATA" train "${base[@]}" --distribution_strategy one_device > "$OUT/tf.log" 2>&1; then
+  grep -q "training without validation" "$OUT/tf.log" && pass || fail "no word that it trains without validation"
+else
+  fail "--distribution_strategy one_device: $(tail -2 "$OUT/tf.log")"
+fi
+
+# expect_error DESCRIPTION EXPECTED_TEXT ARGS...: a non-zero exit whose message holds EXPECTED_TEXT.
+expect_error() {
+  local what=$1 want=$2
+  shift 2
+  local out
+  if out=$("$STRATA" train "$@" 2>&1); then
+    fail "$what: exit 0 (want an error saying '$want')"
+  elif ! grep -qF -- "$want" <<< "$out"; then
+    fail "$what: message '$(tail -1 <<< "$out")' does not say '$want'"
+  else
+    pass
+  fi
+}
+expect_error "--num_gpus 2" "no GPU support" "${base[@]}" --num_gpus 2
+expect_error "multi-worker strategy" "multi-worker training is not built yet" "${base[@]}" \
+  --distribution_strategy multi_worker_mirrored
+expect_error "the same, train.py's spelling" "multi-worker training is not built yet" "${base[@]}" \
+  --distributed_strategy multi_worker_mirrored
+expect_error "an unknown strategy" "'tpu' is not known" "${base[@]}" --distributed_strategy tpu
+expect_error "--mixed_precision bf16" "mixed-precision training is not built yet" "${base[@]}" --mixed_precision bf16
+expect_error "--mixed_precision fp16" "mixed-precision training is not built yet" "${base[@]}" --mixed_precision fp16
+expect_error "an unknown precision" "'fp8' is not known" "${base[@]}" --mixed_precision fp8
+expect_error "a misspelt flag" "unknown flag --batchsize (did you mean --batch_size?)" "${base[@]}" --batchsize 3
+expect_error "a dashed flag" "did you mean --learning_rate?" "${base[@]}" --learning-rate 0.1
+expect_error "a bad --lr_schedule" "--lr_schedule must be constant, step, cosine or poly" "${base[@]}" \
+  --lr_schedule linear
+echo '{"batch_sise": 64}' > "$OUT/unknown.json"
+expect_error "an unknown config key" "unknown key 'batch_sise' (did you mean 'batch_size'?)" "${base[@]}" \
+  --config "$OUT/unknown.json"
+echo '{"learning_rate": "0.1"}' > "$OUT/type.json"
+expect_error "a config value of the wrong type" "'learning_rate' must be a number" "${base[@]}" --config "$OUT/type.json"
+echo '{"enable_xla": 1}' > "$OUT/bool.json"
+expect_error "a config flag that is not a bool" "'enable_xla' must be true or false" "${base[@]}" \
+  --config "$OUT/bool.json"
+echo '{"num_gpus": 1}' > "$OUT/gpus.json"
+expect_error "--num_gpus from a config file" "no GPU support" "${base[@]}" --config "$OUT/gpus.json"
+expect_error "a pattern that matches nothing under --data_dir" "nothing-*.tfrecord" --data_dir "$OUT/data" \
+  --tfrecord_pattern 'nothing-*.tfrecord' --model_name mlp --epochs 1 --verbose 0
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
