@@ -1,4 +1,6 @@
 #include <cstdio>
+#include <map>
+#include <string>
 
 #include "cli/commands.h"
 #include "core/logging.h"
@@ -20,6 +22,15 @@ int ReportError(const Status& status) {
 GlobalOptions& Globals() {
   static GlobalOptions g;
   return g;
+}
+
+void AddConvAlgorithmOption(CLI::App* cmd, graph::ConvAlgorithm* out) {
+  static const std::map<std::string, graph::ConvAlgorithm> kNames = {{"auto", graph::ConvAlgorithm::kAuto},
+                                                                     {"direct", graph::ConvAlgorithm::kDirect}};
+  cmd->add_option("--conv_algorithm", *out,
+                  "auto (default): Winograd for the 3x3 convolutions where it measured faster; direct: direct "
+                  "convolution kernels only (their rounding)")
+      ->transform(CLI::CheckedTransformer(kNames));
 }
 
 void AddVersionCommand(CLI::App& app) {
