@@ -1,5 +1,4 @@
 #include <cstdio>
-#include <map>
 #include <string>
 
 #include "cli/commands.h"
@@ -25,12 +24,11 @@ GlobalOptions& Globals() {
 }
 
 void AddConvAlgorithmOption(CLI::App* cmd, graph::ConvAlgorithm* out) {
-  static const std::map<std::string, graph::ConvAlgorithm> kNames = {{"auto", graph::ConvAlgorithm::kAuto},
-                                                                     {"direct", graph::ConvAlgorithm::kDirect}};
-  cmd->add_option("--conv_algorithm", *out,
-                  "auto (default): Winograd for the 3x3 convolutions where it measured faster; direct: direct "
-                  "convolution kernels only (their rounding)")
-      ->transform(CLI::CheckedTransformer(kNames));
+  cmd->add_option_function<std::string>(
+         "--conv_algorithm", [out](const std::string& v) { *out = graph::ParseConvAlgorithm(v).value(); },
+         "auto (default): Winograd for the 3x3 convolutions where it measured faster; direct: direct convolution "
+         "kernels only (their rounding)")
+      ->check(CLI::IsMember({"auto", "direct"}));
 }
 
 void AddVersionCommand(CLI::App& app) {
