@@ -158,12 +158,22 @@ Status VerifyGraph(const Graph& graph, const std::vector<std::string>& outer_sco
 
 // ---- running models ----
 
+// The algorithms the oneDNN convolution kernels may use (`--conv_algorithm`).
+enum class ConvAlgorithm {
+  kAuto,    // Winograd for the 3x3 stride-1 convolutions where oneDNN 2.6 has it and it measured faster (docs/engine.md)
+  kDirect,  // direct convolutions only: their rounding, for users who need it
+};
+std::string_view ConvAlgorithmName(ConvAlgorithm a);  // "auto", "direct"
+// Parses "auto" or "direct"; InvalidArgument naming `where` otherwise.
+StatusOr<ConvAlgorithm> ParseConvAlgorithm(std::string_view text, std::string_view where = "conv_algorithm");
+
 struct SessionOptions {
   int intra_op_threads = 0;       // 0 = leave the process setting alone
   size_t memory_limit_bytes = 0;  // 0 = no limit; over it gives RESOURCE_EXHAUSTED naming node, bytes and limit
   bool optimize = true;           // graph passes (constant folding, fusion)
   bool use_fast_kernels = true;   // false = reference kernels only
   bool plan_memory = true;        // static memory plan (one arena per run state)
+  ConvAlgorithm conv_algorithm = ConvAlgorithm::kAuto;
   // The plan cache: one compiled plan per distinct set of input shapes, least recently used evicted first. Bounded by
   // count and by the bytes the plans hold of their own (arenas, folded constants; 0 = no bound of that kind). The
   // newest plan always stays. Under memory_limit_bytes, an allocation that fails evicts idle plans and retries once.

@@ -59,6 +59,7 @@ struct ServerOptions {
   // bytes they may hold (arenas; 0 = no bound of that kind).
   int64_t plan_cache_max_plans = 32;
   int64_t plan_cache_max_bytes = int64_t{1} << 30;
+  std::string conv_algorithm = "auto";   // --conv_algorithm: auto (Winograd where it pays) or direct
   bool enable_batching = false;          // --enable_batching
   std::string batching_parameters_file;  // --batching_parameters_file: text BatchingParameters
   bool enable_model_warmup = true;       // --enable_model_warmup

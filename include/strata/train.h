@@ -83,6 +83,7 @@ struct TrainerOptions {
   int intra_op_threads = 0;     // 0 = leave the process setting alone
   size_t memory_limit_bytes = 0;
   bool optimize = true;         // graph passes (fusion) on the training graph
+  graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;  // Winograd where it pays, or direct only
   // The version of the training data (data::Manifest::hash), recorded in checkpoints; SetState refuses a state
   // recorded with another non-empty hash. "" = not recorded.
   std::string dataset_hash;

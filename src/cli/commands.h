@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "strata/graph.h"
 #include "strata/status.h"
 
 namespace strata::cli {
@@ -16,9 +17,12 @@ int ReportError(const Status& status);
 // Global flags shared by every subcommand.
 struct GlobalOptions {
   int threads = 0;  // --threads / --intra_op_threads; 0 = one per core
+  graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;  // --conv_algorithm
   bool verbose = false;
 };
 GlobalOptions& Globals();
+// Adds --conv_algorithm auto|direct (SessionOptions::conv_algorithm) to a subcommand.
+void AddConvAlgorithmOption(CLI::App* cmd, graph::ConvAlgorithm* out);
 
 void AddVersionCommand(CLI::App& app);
 void AddConformanceCommand(CLI::App& app);

@@ -35,6 +35,7 @@ Status EvalExported(const EvalArgs& a) {
   auto shared = std::make_shared<graph::Model>(std::move(m));
   graph::SessionOptions so;
   so.intra_op_threads = a.flags.intra_op_threads;
+  so.conv_algorithm = a.flags.conv_algorithm;
   STRATA_ASSIGN_OR_RETURN(auto session, graph::Session::Create(shared, so));
   STRATA_ASSIGN_OR_RETURN(data::Dataset ds, TestDataset(a.flags, raw));
   STRATA_ASSIGN_OR_RETURN(auto it, ds.MakeIterator({}));
@@ -81,6 +82,7 @@ Status RunEval(CLI::App* cmd, EvalArgs a) {
   c.metrics["logits"] = {"accuracy"};
   train::TrainerOptions to;
   to.intra_op_threads = a.flags.intra_op_threads;
+  to.conv_algorithm = a.flags.conv_algorithm;
   STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));
   STRATA_ASSIGN_OR_RETURN(data::Dataset ds, TestDataset(a.flags));
   STRATA_ASSIGN_OR_RETURN(train::Logs logs, trainer->Evaluate(ds));

@@ -15,7 +15,7 @@ struct InspectArgs {
 };
 
 Status Inspect(const InspectArgs& args) {
-  STRATA_ASSIGN_OR_RETURN(LoadedModel lm, LoadModelSession(args.model, Globals().threads));
+  STRATA_ASSIGN_OR_RETURN(LoadedModel lm, LoadModelSession(args.model, Globals().threads, 0, Globals().conv_algorithm));
   const graph::Model& m = *lm.model;
   std::printf("model:     %s\n", args.model.c_str());
   std::printf("producer:  %s %s, IR v%lld", m.producer_name.c_str(), m.producer_version.c_str(),
@@ -58,6 +58,7 @@ void AddInspectCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("inspect", "Show a model's signature, ops, parameters and planned memory");
   cmd->add_option("model", args->model, "The .onnx file")->required();
   cmd->add_option("--batch", args->batch, "Batch size used for the memory plan (default 1)");
+  AddConvAlgorithmOption(cmd, &Globals().conv_algorithm);
   cmd->callback([args] {
     Status s = Inspect(*args);
     if (!s.ok()) ReportError(s);

@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <string>
 
 #include "cli/commands.h"
 #include "core/logging.h"
@@ -20,6 +21,14 @@ int ReportError(const Status& status) {
 GlobalOptions& Globals() {
   static GlobalOptions g;
   return g;
+}
+
+void AddConvAlgorithmOption(CLI::App* cmd, graph::ConvAlgorithm* out) {
+  cmd->add_option_function<std::string>(
+         "--conv_algorithm", [out](const std::string& v) { *out = graph::ParseConvAlgorithm(v).value(); },
+         "auto (default): Winograd for the 3x3 convolutions where it measured faster; direct: direct convolution "
+         "kernels only (their rounding)")
+      ->check(CLI::IsMember({"auto", "direct"}));
 }
 
 void AddVersionCommand(CLI::App& app) {

@@ -156,6 +156,9 @@ void AddServeCommand(CLI::App& app) {
                   "Compiled plans kept per loaded version, one per input shape, least recently used evicted (default 32)");
   cmd->add_option("--plan_cache_max_bytes", o.plan_cache_max_bytes,
                   "Bytes those plans may hold per loaded version (default 1 GiB; 0 = count bound only)");
+  cmd->add_option("--conv_algorithm", o.conv_algorithm,
+                  "auto: Winograd for the 3x3 convolutions where it measured faster; direct: direct kernels only")
+      ->check(CLI::IsMember({"auto", "direct"}));
   cmd->add_option("--max_status_history", o.max_status_history, "END versions kept per model in status (default 8)");
   cmd->add_option("--shutdown_grace_ms", o.shutdown_grace_ms, "How long SIGTERM waits for in-flight requests");
   cmd->add_flag("--enable_metrics", args->enable_metrics,

@@ -135,6 +135,7 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   to.seed = f.seed;
   to.deterministic = f.deterministic;
   to.intra_op_threads = f.intra_op_threads;
+  to.conv_algorithm = f.conv_algorithm;
   to.memory_limit_bytes = static_cast<size_t>(f.memory_limit_mb) << 20;
   to.dataset_hash = dataset_hash;
   STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));

@@ -1,4 +1,5 @@
-// `strata train-bench --model_name mlp|cnn_small --batch_size 64`: training throughput measured like the PyTorch
+// `strata train-bench --model_name mlp|cnn_small|resnet18 --batch_size 64 [--input_shape H W C]`: training
+// throughput measured like the PyTorch
 // peer's bench_train.py (../shared/peers/torch): SGD(lr 0.01, momentum 0.9) + cross-entropy on one fixed random
 // batch (uniform [0,1) inputs, random labels), 3 warm-up steps, then >= 10 timed steps (about 5 s); images/s =
 // batch / median step time. `foreign` is the CPU share of the machine other processes used meanwhile (/proc/stat),
@@ -25,6 +26,9 @@ struct BenchArgs {
   int threads = 2;
   std::string optimizer = "sgd";
   double min_seconds = 5.0;
+  std::vector<int64_t> input_shape = {28, 28, 1};
+  int64_t num_classes = 10;
+  graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;
 };
 
 // Busy jiffies of the whole machine and of this process.
@@ -56,7 +60,7 @@ Status RunBench(const BenchArgs& a) {
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   SetIntraOpThreads(a.threads);
-  STRATA_ASSIGN_OR_RETURN(auto model, nn::ZooModel(a.model_name, {28, 28, 1}, 10));
+  STRATA_ASSIGN_OR_RETURN(auto model, nn::ZooModel(a.model_name, a.input_shape, a.num_classes));
   train::CompileOptions c;
   c.loss["logits"] = nn::Loss::SparseCategoricalCrossentropy(true);
   c.optimizer = a.optimizer;
@@ -64,12 +68,13 @@ Status RunBench(const BenchArgs& a) {
   c.optimizer_config.momentum = a.optimizer == "sgd" ? 0.9 : 0.0;
   train::TrainerOptions to;
   to.intra_op_threads = a.threads;
+  to.conv_algorithm = a.conv_algorithm;
   STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));
   Rng rng(1234);
-  Tensor x = Tensor::Empty(DType::kFloat32, Shape{a.batch_size, 28, 28, 1});
+  Tensor x = Tensor::Empty(DType::kFloat32, Shape{a.batch_size, a.input_shape[0], a.input_shape[1], a.input_shape[2]});
   for (float& v : x.mutable_values<float>()) v = rng.Uniform();
   Tensor y = Tensor::Empty(DType::kInt64, Shape{a.batch_size});
-  for (int64_t& v : y.mutable_values<int64_t>()) v = static_cast<int64_t>(rng.Below(10));
+  for (int64_t& v : y.mutable_values<int64_t>()) v = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(a.num_classes)));
   data::Element batch;
   batch.Set("input_image", x);
   batch.Set("label", y);
@@ -112,11 +117,14 @@ Status RunBench(const BenchArgs& a) {
 void AddTrainBenchCommand(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("train-bench", "Training images/s on a fixed random batch (like the PyTorch peer)");
-  cmd->add_option("--model_name", args->model_name, "Zoo model: mlp, cnn_small");
+  cmd->add_option("--model_name", args->model_name, "Zoo model: mlp, cnn_small, cnn_small_same, resnet18");
+  cmd->add_option("--input_shape", args->input_shape, "H W C of one example (default 28 28 1)")->expected(3);
+  cmd->add_option("--num_classes", args->num_classes, "Number of classes (default 10)");
   cmd->add_option("--batch_size", args->batch_size, "Batch size");
   cmd->add_option("--intra_op_threads", args->threads, "Intra-op threads");
   cmd->add_option("--optimizer", args->optimizer, "sgd (momentum 0.9, as the peer), adam, ...");
   cmd->add_option("--min_seconds", args->min_seconds, "Time the timed steps should take");
+  AddConvAlgorithmOption(cmd, &args->conv_algorithm);
   cmd->callback([args] {
     Status s = RunBench(*args);
     if (!s.ok()) ReportError(s);

@@ -33,6 +33,7 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option("--seed", f->seed, "Seed of weights, shuffling and dropout");
   cmd->add_option("--memory_limit_mb", f->memory_limit_mb, "Executor memory limit (0 = none)");
   cmd->add_option("--intra_op_threads", f->intra_op_threads, "Intra-op threads (0 = one per core)");
+  AddConvAlgorithmOption(cmd, &f->conv_algorithm);
   if (!training) return;
   cmd->add_option("--epochs", f->epochs, "Epochs");
   cmd->add_option("--learning_rate", f->learning_rate, "Base learning rate");
@@ -174,7 +175,10 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     else if (key == "seed") STRATA_RETURN_IF_ERROR(num(&f->seed));
     else if (key == "memory_limit_mb") STRATA_RETURN_IF_ERROR(num(&f->memory_limit_mb));
     else if (key == "intra_op_threads") STRATA_RETURN_IF_ERROR(num(&f->intra_op_threads));
-    else if (key == "steps_per_epoch") STRATA_RETURN_IF_ERROR(num(&f->steps_per_epoch));
+    else if (key == "conv_algorithm") {
+      if (!v.is_string()) return InvalidArgumentError(f->config, ": 'conv_algorithm' must be \"auto\" or \"direct\"");
+      STRATA_ASSIGN_OR_RETURN(f->conv_algorithm, graph::ParseConvAlgorithm(v.as_string(), f->config + ": conv_algorithm"));
+    } else if (key == "steps_per_epoch") STRATA_RETURN_IF_ERROR(num(&f->steps_per_epoch));
     else if (key == "verbose") STRATA_RETURN_IF_ERROR(num(&f->verbose));
     else if (key == "deterministic" || key == "resume" || key == "overwrite" || key == "enable_xla") {
       if (!v.is_bool()) return InvalidArgumentError(f->config, ": '", key, "' must be true or false");

@@ -47,6 +47,7 @@ struct TrainFlags {
   bool overwrite = false;  // a fresh run may replace another run's checkpoints in --checkpoint_dir
   int64_t memory_limit_mb = 0;
   int intra_op_threads = 0;
+  graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;
   int64_t steps_per_epoch = -1;
   int verbose = 1;
   std::string export_dir;         // after training: export <export_dir>/<model_name>/1 (see strata export)

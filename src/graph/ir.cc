@@ -188,6 +188,14 @@ int64_t Model::OpsetFor(std::string_view domain_name) const {
   return it == opset_imports.end() ? 0 : it->second;
 }
 
+std::string_view ConvAlgorithmName(ConvAlgorithm a) { return a == ConvAlgorithm::kDirect ? "direct" : "auto"; }
+
+StatusOr<ConvAlgorithm> ParseConvAlgorithm(std::string_view text, std::string_view where) {
+  if (text == "auto") return ConvAlgorithm::kAuto;
+  if (text == "direct") return ConvAlgorithm::kDirect;
+  return InvalidArgumentError(where, " expects 'auto' or 'direct', got '", text, "'");
+}
+
 namespace {
 
 void CollectOuterInputs(const Node& node, std::set<std::string>* out);

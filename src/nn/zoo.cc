@@ -3,7 +3,28 @@
 
 namespace strata::nn {
 
-std::vector<std::string> ZooModelNames() { return {"mlp", "cnn_small", "cnn_small_same"}; }
+std::vector<std::string> ZooModelNames() { return {"mlp", "cnn_small", "cnn_small_same", "resnet18"}; }
+
+namespace {
+
+// ResNet-18's basic block (He et al. 2016, as torchvision's resnet18): two 3x3 convolutions with batch norm, the
+// shortcut a 1x1 stride-2 projection where the block halves the resolution.
+KerasTensor BasicBlock(const KerasTensor& in, int64_t filters, int64_t stride) {
+  const Conv2DOptions conv{.strides = {stride, stride}, .padding = "same", .use_bias = false};
+  KerasTensor x = Conv2D(filters, 3, conv)(in);
+  x = BatchNormalization({.momentum = 0.9, .epsilon = 1e-5})(x);
+  x = Activation("relu")(x);
+  x = Conv2D(filters, 3, {.padding = "same", .use_bias = false})(x);
+  x = BatchNormalization({.momentum = 0.9, .epsilon = 1e-5})(x);
+  KerasTensor shortcut = in;
+  if (stride != 1) {
+    shortcut = Conv2D(filters, 1, {.strides = {stride, stride}, .use_bias = false})(in);
+    shortcut = BatchNormalization({.momentum = 0.9, .epsilon = 1e-5})(shortcut);
+  }
+  return Activation("relu")(Add()(std::vector<KerasTensor>{x, shortcut}));
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<Model>> ZooModel(std::string_view name, std::vector<int64_t> input_shape,
                                           int64_t num_classes) {
@@ -24,6 +45,16 @@ StatusOr<std::unique_ptr<Model>> ZooModel(std::string_view name, std::vector<int
     x = Flatten()(x);
     x = Dense(128, {.activation = "relu"})(x);
     x = Dropout(0.25)(x);
+  } else if (name == "resnet18") {
+    KerasTensor x0 = Conv2D(64, 7, {.strides = {2, 2}, .padding = "same", .use_bias = false})(in);
+    x0 = BatchNormalization({.momentum = 0.9, .epsilon = 1e-5})(x0);
+    x0 = Activation("relu")(x0);
+    x = MaxPooling2D(3, {.strides = {2, 2}, .padding = "same"})(x0);
+    for (int64_t filters : {64, 128, 256, 512}) {
+      x = BasicBlock(x, filters, filters == 64 ? 1 : 2);
+      x = BasicBlock(x, filters, 1);
+    }
+    x = GlobalAveragePooling2D()(x);
   } else {
     return InvalidArgumentError("unknown model '", name, "'; the zoo has ", ZooModelNames());
   }

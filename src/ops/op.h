@@ -150,6 +150,8 @@ struct KernelInit {
   const Node& node;
   std::span<const ValueType> inputs;
   std::span<const ValueType> outputs;
+  // SessionOptions::conv_algorithm: whether convolution kernels may use Winograd.
+  graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;
 };
 
 // Creates a kernel for this node, or returns Unimplemented with the reason it does not apply (shown by

@@ -161,13 +161,24 @@ void RunOpCase(const OpCase& c) {
     in_vt.push_back(vt);
   }
   for (const Tensor& t : ref) out_vt.push_back({t.dtype(), PartialShape::Of(t.shape()), nullptr});
+  // The fast kernels' absolute tolerance per output: atol, or fast_tol_of_max of the output's largest magnitude.
+  std::vector<double> fast_atol(ref.size(), std::max(c.atol, 1e-5));
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (c.fast_tol_of_max <= 0 || ref[i].dtype() != DType::kFloat32) continue;
+    double max_abs = 0;
+    for (float v : ref[i].values<float>()) max_abs = std::max(max_abs, std::fabs(static_cast<double>(v)));
+    fast_atol[i] = std::max(fast_atol[i], c.fast_tol_of_max * max_abs);
+  }
   for (const ops::KernelEntry& entry : schema->kernels) {
-    auto k = entry.create(ops::KernelInit{node, in_vt, out_vt});
+    auto k = entry.create(ops::KernelInit{node, in_vt, out_vt, c.conv_algorithm});
     if (entry.name == c.kernel) {
       if (c.expect_decline) {
         EXPECT_FALSE(k.ok()) << "kernel " << entry.name << " was expected to decline this row";
       } else {
         EXPECT_TRUE(k.ok()) << "kernel " << entry.name << " declined: " << k.status().ToString();
+      }
+      if (k.ok() && !c.kernel_name.empty()) {
+        EXPECT_EQ((*k)->name(), c.kernel_name) << "the name of kernel " << entry.name;
       }
     }
     if (!k.ok()) {
@@ -181,7 +192,7 @@ void RunOpCase(const OpCase& c) {
     Status ks = (*k)->Run(ctx);
     ASSERT_TRUE(ks.ok()) << "kernel " << entry.name << ": " << ks.ToString();
     for (int i = 0; i < c.num_outputs; ++i) {
-      std::string diff = CompareTensors(ctx.outputs()[i], ref[i], std::max(c.rtol, 1e-4), std::max(c.atol, 1e-5));
+      std::string diff = CompareTensors(ctx.outputs()[i], ref[i], std::max(c.rtol, 1e-4), fast_atol[i]);
       EXPECT_EQ(diff, "") << "kernel " << entry.name << " vs reference, output " << i;
     }
   }
@@ -193,6 +204,7 @@ void RunOpCase(const OpCase& c) {
     graph::SessionOptions opts;
     opts.use_fast_kernels = fast;
     opts.optimize = fast;
+    opts.conv_algorithm = c.conv_algorithm;
     auto session = graph::Session::Create(model, opts);
     ASSERT_TRUE(session.ok()) << session.status().ToString();
     for (int rep = 0; rep < 2; ++rep) {  // the second run reuses the plan and its arena
@@ -201,7 +213,7 @@ void RunOpCase(const OpCase& c) {
       ASSERT_TRUE(rs.ok()) << "session (fast=" << fast << "): " << rs.ToString();
       ASSERT_EQ(got.size(), ref.size());
       for (size_t i = 0; i < got.size(); ++i) {
-        std::string diff = fast ? CompareTensors(got[i], ref[i], std::max(c.rtol, 1e-4), std::max(c.atol, 1e-5))
+        std::string diff = fast ? CompareTensors(got[i], ref[i], std::max(c.rtol, 1e-4), fast_atol[i])
                                 : CompareTensors(got[i], ref[i], 0, 0);
         EXPECT_EQ(diff, "") << "session (fast=" << fast << ") vs reference, output " << i;
       }

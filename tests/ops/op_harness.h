@@ -38,6 +38,14 @@ struct OpCase {
   // without it).
   std::string kernel;
   bool expect_decline = false;
+  // When set, that kernel must accept the row and report this Kernel::name() (e.g. "dnnl-winograd" for a convolution
+  // that runs Winograd, "dnnl" for one that stays direct).
+  std::string kernel_name;
+  // SessionOptions::conv_algorithm for the fast kernels and the planned executor.
+  graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;
+  // Fast kernels whose rounding differs by design (Winograd): they are also allowed an absolute error of this much
+  // times the largest magnitude of the reference output (0 = only rtol/atol).
+  double fast_tol_of_max = 0;
   // Gradient check: the float64 inputs to differentiate with respect to. The harness builds
   // loss = sum_k sum(output_k * R_k) with fixed random R_k, differentiates it through graph autodiff, and compares
   // with central finite differences (step grad_eps) within grad_rtol/grad_atol.

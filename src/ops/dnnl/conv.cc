@@ -4,12 +4,15 @@
 // to oneDNN (blocked layouts are much faster than plain NCHW); the input is reordered in and the output out on each
 // run, while constant weights are reordered once at plan time. FusedConv: the residual Z is copied into the
 // destination and added by the sum post-op, then the activation is an eltwise post-op.
+// Winograd (winograd.h) for the 3x3 stride-1 convolutions where it pays, unless SessionOptions::conv_algorithm is
+// direct; the kernel is then named "dnnl-winograd".
 // Declines: other dtypes, empty tensors, unknown shapes, and whatever oneDNN has no implementation for (e.g. a
 // ConvTranspose whose output_shape asks for more than the full result: a negative end pad).
 #include "ops/defs/fused/activation.h"
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/dnnl_kernels.h"
 #include "ops/dnnl/window.h"
+#include "ops/dnnl/winograd.h"
 
 namespace strata::ops::onednn {
 namespace {
@@ -95,10 +98,10 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
   const auto prop = dnnl::prop_kind::forward_inference;
   dnnl::primitive prim;
   dnnl::primitive_desc pd;
-  auto make = [&](const Md& src, const Md& dst) {
+  auto make = [&](const Md& src, const Md& dst, Alg alg = Alg::convolution_direct) {
     if (!spec.transpose) {
-      dnnl::convolution_forward::desc d(prop, Alg::convolution_direct, src, w_want, bias_md, dst, win.strides,
-                                        win.dilations, win.pad_l, win.pad_r);
+      dnnl::convolution_forward::desc d(prop, alg, src, w_want, bias_md, dst, win.strides, win.dilations, win.pad_l,
+                                        win.pad_r);
       dnnl::convolution_forward::primitive_desc cpd(d, Attr(po), CpuEngine());
       prim = dnnl::convolution_forward(cpd);
       pd = cpd;
@@ -110,10 +113,16 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
       pd = dpd;
     }
   };
+  // Winograd where the rule in winograd.h allows it and oneDNN has it: its blocked layouts are reordered in and out
+  // (the rule's figures count those reorders for channels-last regions).
+  const bool winograd = !spec.transpose && TryWinograd(init, x, w, win, group, /*backward=*/false, [&] {
+    make(AnyMd(ToDims(x)), AnyMd(ToDims(y)), Alg::convolution_winograd);
+    return pd;
+  });
   // Channels-last activations go straight in when an optimised implementation takes them; otherwise (and for NCHW,
   // which oneDNN only runs through im2col) the layouts are left to oneDNN and reordered in and out.
   bool direct = false;
-  if (spec.nhwc) {
+  if (spec.nhwc && !winograd) {
     try {
       make(src_user, dst_user);
       direct = !IsRefImpl(pd);
@@ -121,7 +130,8 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
       direct = false;
     }
   }
-  if (!direct) make(AnyMd(ToDims(x)), AnyMd(ToDims(y)));
+  if (!direct && !winograd) make(AnyMd(ToDims(x)), AnyMd(ToDims(y)));
+  if (winograd) k.set_name(kWinogradKernelName);
   if (IsRefImpl(pd)) return Decline("oneDNN offers only its reference implementation (", pd.impl_info_str(), ")");
   std::vector<std::pair<int, int>> args;
   args.emplace_back(DNNL_ARG_SRC, k.Input(0, pd.src_desc(0), &src_user));

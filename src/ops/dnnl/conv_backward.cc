@@ -6,9 +6,12 @@
 // Channels-last (strata.ChannelsLast wrapping them, `nhwc`): dY, X and dX are [N, H, W, C]; W, dW and the shape
 // operands stay as ONNX defines them. The nhwc memory goes straight into the primitives when oneDNN has an optimised
 // implementation for it, else it is reordered like the plain layout.
+// Winograd (winograd.h: oneDNN 2.6's jit_wino_4x3 backward data and weights) under the forward kernel's rule, unless
+// SessionOptions::conv_algorithm is direct; the kernel is then named "dnnl-winograd".
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/grad_kernels.h"
 #include "ops/dnnl/window.h"
+#include "ops/dnnl/winograd.h"
 #include "ops/op_util.h"
 
 namespace strata::ops::onednn {
@@ -63,10 +66,10 @@ StatusOr<ConvShapes> Shapes(const KernelInit& init, bool data, bool nhwc) {
   return s;
 }
 
-dnnl::convolution_forward::primitive_desc HintPd(const ConvShapes& s, const Md& x, const Md& w, const Md& y,
-                                                 bool bias) {
+dnnl::convolution_forward::primitive_desc HintPd(const ConvShapes& s, const Md& x, const Md& w, const Md& y, bool bias,
+                                                 Alg alg) {
   const Md bias_md = bias ? AnyMd(Dims{s.w[0]}) : Md();
-  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, Alg::convolution_direct, x, w, bias_md, y,
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, alg, x, w, bias_md, y,
                                     s.win.strides, s.win.dilations, s.win.pad_l, s.win.pad_r);
   return dnnl::convolution_forward::primitive_desc(d, Attr(), CpuEngine());
 }
@@ -103,15 +106,24 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& in
         const Md w_user = WeightsMd(s.w, s.group);
         const Md w_any = AnyMd(w_user.dims());
         const Md x_user = ActivationMd(s.x, nhwc), y_user = ActivationMd(s.y, nhwc);
-        auto make = [&](const Md& x, const Md& y) {
-          const auto hint = HintPd(s, x, w_any, y, false);
-          dnnl::convolution_backward_data::desc d(Alg::convolution_direct, x, w_any, y, s.win.strides, s.win.dilations,
-                                                  s.win.pad_l, s.win.pad_r);
+        auto make = [&](const Md& x, const Md& y, Alg alg = Alg::convolution_direct) {
+          const auto hint = HintPd(s, x, w_any, y, false, alg);
+          dnnl::convolution_backward_data::desc d(alg, x, w_any, y, s.win.strides, s.win.dilations, s.win.pad_l,
+                                                  s.win.pad_r);
           return dnnl::convolution_backward_data::primitive_desc(d, Attr(), CpuEngine(), hint);
         };
-        auto pd = Choose(
-            kNhwcDirect && nhwc, [&] { return make(x_user, y_user); },
-            [&] { return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y))); });
+        dnnl::convolution_backward_data::primitive_desc pd;
+        const bool winograd = TryWinograd(init, s.x, s.w, s.win, s.group, /*backward=*/true, [&] {
+          pd = make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_winograd);
+          return pd;
+        });
+        if (winograd) {
+          k.set_name(kWinogradKernelName);
+        } else {
+          pd = Choose(
+              kNhwcDirect && nhwc, [&] { return make(x_user, y_user); },
+              [&] { return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y))); });
+        }
         if (IsRefImpl(pd)) return Decline("oneDNN has only its reference implementation for this convolution");
         const int dy = k.Input(0, pd.diff_dst_desc(), &y_user);
         const int w = k.Input(1, pd.weights_desc(), &w_user);
@@ -134,15 +146,24 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& 
         const Md w_any = AnyMd(w_user.dims());
         const Md x_user = ActivationMd(s.x, nhwc), y_user = ActivationMd(s.y, nhwc);
         const Md bias_md = bias ? PlainMd(Dims{s.w[0]}) : Md();
-        auto make = [&](const Md& x, const Md& y) {
-          const auto hint = HintPd(s, x, w_any, y, bias);
-          dnnl::convolution_backward_weights::desc d(Alg::convolution_direct, x, w_any, bias_md, y, s.win.strides,
-                                                     s.win.dilations, s.win.pad_l, s.win.pad_r);
+        auto make = [&](const Md& x, const Md& y, Alg alg = Alg::convolution_direct) {
+          const auto hint = HintPd(s, x, w_any, y, bias, alg);
+          dnnl::convolution_backward_weights::desc d(alg, x, w_any, bias_md, y, s.win.strides, s.win.dilations,
+                                                     s.win.pad_l, s.win.pad_r);
           return dnnl::convolution_backward_weights::primitive_desc(d, Attr(), CpuEngine(), hint);
         };
-        auto pd = Choose(
-            kNhwcDirect && nhwc, [&] { return make(x_user, y_user); },
-            [&] { return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y))); });
+        dnnl::convolution_backward_weights::primitive_desc pd;
+        const bool winograd = TryWinograd(init, s.x, s.w, s.win, s.group, /*backward=*/true, [&] {
+          pd = make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_winograd);
+          return pd;
+        });
+        if (winograd) {
+          k.set_name(kWinogradKernelName);
+        } else {
+          pd = Choose(
+              kNhwcDirect && nhwc, [&] { return make(x_user, y_user); },
+              [&] { return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y))); });
+        }
         if (IsRefImpl(pd)) return Decline("oneDNN has only its reference implementation for this convolution");
         std::vector<std::pair<int, int>> args;
         args.emplace_back(DNNL_ARG_DIFF_DST, k.Input(0, pd.diff_dst_desc(), &y_user));

@@ -131,6 +131,7 @@ class PrimitiveKernel final : public Kernel, public InplaceKernel {
 
   Status Run(KernelContext& ctx) const override;
   std::string_view name() const override { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
   size_t scratch_bytes() const override { return arena_bytes_; }
   int inplace_input() const override { return inplace_input_; }
   // "brgconv:avx512_core,..." (the implementations oneDNN chose), for debugging.

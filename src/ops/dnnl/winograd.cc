@@ -1,0 +1,32 @@
+#include "ops/dnnl/winograd.h"
+
+#include "core/logging.h"
+
+namespace strata::ops::onednn {
+
+// Least input and output channels for Winograd to pay, measured with 2 threads on 3x3 stride-1 layers with the
+// channels-last reorders counted (docs/engine.md, "Winograd"): 64 -> 64 and up gained 12-60%; 32 -> 32 and
+// 16 -> 16 lost 10-35%, 32 -> 64 broke even, 3 -> 64 (a first layer) was 4x slower.
+constexpr int64_t kWinogradMinChannels = 64;
+
+std::string WinogradRejection(const KernelInit& init, const Shape& x, const Shape& w, const Window& win, int64_t group,
+                              bool backward) {
+  if (init.conv_algorithm == graph::ConvAlgorithm::kDirect) return "--conv_algorithm direct";
+  if (x.rank() != 4) return StrCat("Winograd is 2-D only, X has rank ", x.rank());
+  if (w[2] != 3 || w[3] != 3) return StrCat("Winograd is for 3x3 kernels, found ", w[2], "x", w[3]);
+  for (int i = 0; i < 2; ++i) {
+    if (win.strides[i] != 1) return "Winograd is for stride 1";
+    if (win.dilations[i] != 0) return "Winograd is for undilated kernels";
+  }
+  if (backward && win.pad_l != win.pad_r) return "Winograd backward needs equal begin and end pads";
+  if (group != 1) return StrCat("Winograd has no groups, found group ", group);
+  if (x[1] < kWinogradMinChannels || w[0] < kWinogradMinChannels)
+    return StrCat("C ", x[1], " and M ", w[0], ": Winograd pays from ", kWinogradMinChannels, " channels on both sides");
+  return "";
+}
+
+void LogStaysDirect(const KernelInit& init, std::string_view why) {
+  if (VerboseEnabled("dispatch")) LogInfo("dispatch: ", init.node.Describe(), ": stays direct: ", why);
+}
+
+}  // namespace strata::ops::onednn
