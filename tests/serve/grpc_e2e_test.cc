@@ -211,6 +211,38 @@ TEST_F(GrpcE2eTest, UnparsableRequestIsInvalidArgument) {
   EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
+// The standard health service, called with hand-encoded grpc.health.v1 messages (HealthCheckRequest{service = 1};
+// HealthCheckResponse{status = 1}, SERVING = 1): the whole server and each TF Serving service are SERVING, an
+// unknown service is NOT_FOUND, as the health protocol says.
+TEST_F(GrpcE2eTest, HealthServiceReportsServing) {
+  auto channel = grpc::CreateChannel(StrCat("127.0.0.1:", server_->grpc_port()), grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  auto check = [&](const std::string& service, std::string* response_bytes) {
+    const std::string request = service.empty() ? "" : StrCat("\x0a", std::string(1, char(service.size())), service);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    grpc::Slice slice(request);
+    grpc::ByteBuffer req(&slice, 1), resp;
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &req, &resp,
+                   [&done](grpc::Status s) { done.set_value(std::move(s)); });
+    const grpc::Status s = done.get_future().get();
+    std::vector<grpc::Slice> slices;
+    response_bytes->clear();
+    if (s.ok() && resp.Dump(&slices).ok())
+      for (const auto& sl : slices) response_bytes->append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+    return s;
+  };
+  for (const std::string service : {"", "tensorflow.serving.PredictionService", "tensorflow.serving.ModelService"}) {
+    std::string bytes;
+    const grpc::Status s = check(service, &bytes);
+    ASSERT_TRUE(s.ok()) << "'" << service << "': " << s.error_code() << " " << s.error_message();
+    EXPECT_EQ(bytes, std::string("\x08\x01", 2)) << "'" << service << "' is not SERVING";
+  }
+  std::string bytes;
+  EXPECT_EQ(check("no.such.Service", &bytes).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
 TEST_F(GrpcE2eTest, ClassifyRegressMultiInference) {
   {
     pb::ClassificationRequest req;

@@ -1,6 +1,8 @@
 #include "serve/grpc/grpc_server.h"
 
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/support/server_interceptor.h>
 
@@ -94,6 +96,9 @@ class ParseErrorInterceptorFactory final : public grpc::experimental::ServerInte
   }
 };
 
+// The services whose health is reported by name, besides the whole server's ("").
+constexpr const char* kHealthServices[] = {"tensorflow.serving.PredictionService", "tensorflow.serving.ModelService"};
+
 std::shared_ptr<grpc::ServerCredentials> Credentials(const GrpcOptions& o) {
   if (!o.use_ssl) return grpc::InsecureServerCredentials();
   grpc::SslServerCredentialsOptions ssl(o.ssl.client_verify
@@ -113,6 +118,10 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcOptions& optio
   Impl& impl = *server->impl_;
   impl.prediction = std::make_unique<PredictionServiceImpl>(predictor, metrics, options.tensor_content);
   impl.model = std::make_unique<ModelServiceImpl>(predictor, metrics, std::move(reload));
+  // The standard grpc.health.v1.Health service (Kubernetes' gRPC probes, grpc_health_probe) and server reflection
+  // (grpcurl, grpc_cli list): both are read by the builder, so they are switched on before it is made.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   const std::string address = StrCat(options.host, ":", options.port);
   builder.AddListeningPort(address, Credentials(options), &impl.port);
@@ -133,6 +142,10 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcOptions& optio
   impl.server = builder.BuildAndStart();
   if (!impl.server || impl.port == 0)
     return UnavailableError("cannot listen for gRPC on ", address, " (port in use or bad address)");
+  if (grpc::HealthCheckServiceInterface* health = impl.server->GetHealthCheckService()) {
+    health->SetServingStatus(true);  // the server as a whole ("")
+    for (const char* service : kHealthServices) health->SetServingStatus(service, true);
+  }
   return server;
 }
 
@@ -143,6 +156,8 @@ int GrpcServer::port() const { return impl_->port; }
 void GrpcServer::Shutdown(std::chrono::milliseconds grace) {
   if (impl_->stopped) return;
   impl_->stopped = true;
+  // NOT_SERVING from here on, so that load balancers stop sending while the requests in flight finish.
+  if (grpc::HealthCheckServiceInterface* health = impl_->server->GetHealthCheckService()) health->Shutdown();
   impl_->server->Shutdown(std::chrono::system_clock::now() + grace);
   impl_->server->Wait();
 }

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Official gRPC clients against a real `strata serve` (peer test; run with the peers venv's python).
+
+    tests/peer/grpc_clients.py BUILD/strata
+
+- TF Serving's own Python client (tensorflow-serving-api: PredictionServiceStub, ModelServiceStub) predicts
+  half_plus_two (y = 0.5 x + 2, as an ONNX model) with TF Serving's documented request and gets its answer
+  [2.5, 3.0, 4.5], reads the model's status (AVAILABLE) and metadata (the serving_default signature).
+- grpc's reflection client (grpcio-reflection) lists the server's services: TF Serving's two, the health service and
+  reflection itself.
+- grpc's health client (grpcio-health-checking) gets SERVING for the server and TF Serving's services, NOT_FOUND for
+  an unknown service.
+
+Prints one line per check and "N passed, M failed"; exits 1 when a check failed. Loopback only, bounded in time.
+"""
+import os, signal, socket, subprocess, sys, tempfile, time
+
+try:
+    import grpc
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+    import tensorflow as tf
+    from tensorflow_serving.apis import (get_model_metadata_pb2, get_model_status_pb2, model_service_pb2_grpc,
+                                         predict_pb2, prediction_service_pb2_grpc)
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+except ImportError as e:
+    print(f'peers venv missing ({e}): run scripts/install-deps.sh --peers')
+    sys.exit(77)
+
+
+def half_plus_two(path):
+    a = helper.make_tensor('a', TensorProto.FLOAT, [], [0.5])
+    b = helper.make_tensor('b', TensorProto.FLOAT, [], [2.0])
+    nodes = [helper.make_node('Mul', ['x', 'a'], ['ax']), helper.make_node('Add', ['ax', 'b'], ['y'])]
+    g = helper.make_graph(nodes, 'half_plus_two', [helper.make_tensor_value_info('x', TensorProto.FLOAT, ['N'])],
+                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, ['N'])], [a, b])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]), path)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def check_tf_serving_client(ch):
+    problems = []
+    stub = prediction_service_pb2_grpc.PredictionServiceStub(ch)
+    req = predict_pb2.PredictRequest()
+    req.model_spec.name = 'half_plus_two'
+    req.model_spec.signature_name = 'serving_default'
+    req.inputs['x'].CopyFrom(tf.make_tensor_proto([1.0, 2.0, 5.0], dtype=tf.float32))
+    resp = stub.Predict(req, timeout=30)
+    got = tf.make_ndarray(resp.outputs['y']).tolist()
+    if got != [2.5, 3.0, 4.5]:
+        problems.append(f'Predict: {got}, TF Serving documents [2.5, 3.0, 4.5]')
+    if resp.model_spec.name != 'half_plus_two' or resp.model_spec.version.value != 1:
+        problems.append(f'Predict model_spec: {resp.model_spec}')
+    st = model_service_pb2_grpc.ModelServiceStub(ch).GetModelStatus(
+        get_model_status_pb2.GetModelStatusRequest(model_spec={'name': 'half_plus_two'}), timeout=30)
+    states = [(v.version, get_model_status_pb2.ModelVersionStatus.State.Name(v.state)) for v in st.model_version_status]
+    if states != [(1, 'AVAILABLE')]:
+        problems.append(f'GetModelStatus: {states}')
+    md = stub.GetModelMetadata(get_model_metadata_pb2.GetModelMetadataRequest(
+        model_spec={'name': 'half_plus_two'}, metadata_field=['signature_def']), timeout=30)
+    if 'signature_def' not in md.metadata:
+        problems.append(f'GetModelMetadata: no signature_def in {list(md.metadata)}')
+    if not problems:
+        print(f'    tensorflow-serving-api: Predict {got}, status {states}, metadata signature_def')
+    return problems
+
+
+def check_reflection(ch):
+    stub = reflection_pb2_grpc.ServerReflectionStub(ch)
+    responses = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services='')]),
+                                          timeout=30)
+    names = sorted(s.name for r in responses for s in r.list_services_response.service)
+    want = ['grpc.health.v1.Health', 'tensorflow.serving.ModelService', 'tensorflow.serving.PredictionService']
+    missing = [w for w in want if w not in names]
+    if missing:
+        return [f'reflection lists {names}; missing {missing}']
+    print(f'    reflection: {names}')
+    return []
+
+
+def check_health(ch):
+    problems = []
+    stub = health_pb2_grpc.HealthStub(ch)
+    for service in ('', 'tensorflow.serving.PredictionService', 'tensorflow.serving.ModelService'):
+        r = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=30)
+        if r.status != health_pb2.HealthCheckResponse.SERVING:
+            problems.append(f'health of {service!r}: {health_pb2.HealthCheckResponse.ServingStatus.Name(r.status)}')
+    try:
+        stub.Check(health_pb2.HealthCheckRequest(service='no.such.Service'), timeout=30)
+        problems.append('an unknown service did not give NOT_FOUND')
+    except grpc.RpcError as e:
+        if e.code() != grpc.StatusCode.NOT_FOUND:
+            problems.append(f'an unknown service gave {e.code()}, want NOT_FOUND')
+    if not problems:
+        print('    health: SERVING for the server and both TF Serving services; NOT_FOUND for an unknown one')
+    return problems
+
+
+def main():
+    strata = os.path.abspath(sys.argv[1])
+    work = tempfile.mkdtemp(prefix='strata_grpc_peer_')
+    os.makedirs(os.path.join(work, 'half_plus_two', '1'))
+    half_plus_two(os.path.join(work, 'half_plus_two', '1', 'model.onnx'))
+    port = free_port()
+    log = open(os.path.join(work, 'server.log'), 'w')
+    proc = subprocess.Popen([strata, 'serve', '--host', '127.0.0.1', f'--port={port}', '--rest_api_port=0',
+                             '--model_name=half_plus_two', f'--model_base_path={work}/half_plus_two'],
+                            stdout=log, stderr=subprocess.STDOUT)
+    passed = failed = 0
+    try:
+        ch = grpc.insecure_channel(f'127.0.0.1:{port}')
+        grpc.channel_ready_future(ch).result(timeout=30)
+        deadline = time.time() + 30
+        while time.time() < deadline:  # until the version is AVAILABLE
+            try:
+                st = model_service_pb2_grpc.ModelServiceStub(ch).GetModelStatus(
+                    get_model_status_pb2.GetModelStatusRequest(model_spec={'name': 'half_plus_two'}), timeout=5)
+                if [v.state for v in st.model_version_status] == [get_model_status_pb2.ModelVersionStatus.AVAILABLE]:
+                    break
+            except grpc.RpcError:
+                pass
+            time.sleep(0.2)
+        for name, fn in (('tf_serving_client', check_tf_serving_client), ('reflection', check_reflection),
+                         ('health', check_health)):
+            try:
+                problems = fn(ch)
+            except Exception as e:
+                problems = [f'{type(e).__name__}: {e}']
+            print(f'{name}: {"ok" if not problems else "FAILED"}')
+            for p in problems:
+                print(f'    {p}')
+            passed, failed = passed + (not problems), failed + bool(problems)
+        ch.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        if failed:
+            sys.stdout.write(open(os.path.join(work, 'server.log')).read()[-2000:])
+        subprocess.run(['rm', '-rf', work])
+    print(f'{passed} passed, {failed} failed')
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
