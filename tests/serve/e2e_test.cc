@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/file_util.h"
+#include "core/json.h"
 #include "e2e_fixture.h"
 #include "json_compare.h"
 #include "serve/metrics.h"
@@ -210,6 +211,25 @@ TEST_F(E2eTest, UrlGrammar) {
   // URL-escaped model names.
   r = Rest("GET", "/v1/models/%69ris/versions/1");
   EXPECT_EQ(r.status, 200) << r.body;
+}
+
+// The OpenAPI description is served and names every route family (tests/peer/openapi_check.py validates the live
+// answers against it with jsonschema).
+TEST_F(E2eTest, OpenApiDescriptionIsServed) {
+  auto r = Rest("GET", "/v1/openapi.json");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto doc = Json::Parse(r.body, "/v1/openapi.json");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  const Json* version = doc->Find("openapi");
+  ASSERT_NE(version, nullptr);
+  EXPECT_EQ(version->as_string().rfind("3.0", 0), 0u) << version->as_string();
+  const Json* paths = doc->Find("paths");
+  ASSERT_NE(paths, nullptr);
+  for (const char* p : {"/v1/models/{model_name}", "/v1/models/{model_name}/metadata", "/v1/models/{model_name}:predict",
+                        "/v1/models/{model_name}:classify", "/v1/models/{model_name}:regress",
+                        "/v1/models/{model_name}/labels/{label}:predict", "/healthz", "/readyz", "/v1/openapi.json"})
+    EXPECT_NE(paths->Find(p), nullptr) << p;
+  EXPECT_EQ(Rest("POST", "/v1/openapi.json", "{}").status, 405);
 }
 
 TEST_F(E2eTest, ExtensionsHealthMetricsAndCors) {

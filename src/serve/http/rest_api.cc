@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "serve/api/json_codec.h"
+#include "serve/http/openapi.h"
 #include "serve/http/rest_url.h"
 
 namespace strata::serve {
@@ -70,6 +71,17 @@ void RestApi::Handle(HttpRequest&& request, Responder respond) {
       r.content_type = "text/plain; version=0.0.4";
       r.body = metrics_->Expose();
     }
+    return respond(std::move(r));
+  }
+  if (path == "/v1/openapi.json") {
+    HttpResponse r;
+    if (request.method != "GET") {
+      r.status = 405;
+      r.body = JsonError("the OpenAPI description is read with GET");
+    } else {
+      r.body = std::string(OpenApiJson());
+    }
+    if (options_.cors) AddCors(&r);
     return respond(std::move(r));
   }
   if (path == "/healthz") {
