@@ -13,13 +13,12 @@
 
 Prints one line per check and "N passed, M failed"; exits 1 when a check failed. Loopback only, bounded in time.
 """
-import os, signal, socket, subprocess, sys, tempfile, time
+import os, signal, subprocess, sys, tempfile, time
 
 try:
     import grpc
     import numpy as np
-    import onnx
-    from onnx import TensorProto, helper
+    from peer_util import free_port, half_plus_two
     import tensorflow as tf
     from tensorflow_serving.apis import (get_model_metadata_pb2, get_model_status_pb2, model_service_pb2_grpc,
                                          predict_pb2, prediction_service_pb2_grpc)
@@ -28,21 +27,6 @@ try:
 except ImportError as e:
     print(f'peers venv missing ({e}): run scripts/install-deps.sh --peers')
     sys.exit(77)
-
-
-def half_plus_two(path):
-    a = helper.make_tensor('a', TensorProto.FLOAT, [], [0.5])
-    b = helper.make_tensor('b', TensorProto.FLOAT, [], [2.0])
-    nodes = [helper.make_node('Mul', ['x', 'a'], ['ax']), helper.make_node('Add', ['ax', 'b'], ['y'])]
-    g = helper.make_graph(nodes, 'half_plus_two', [helper.make_tensor_value_info('x', TensorProto.FLOAT, ['N'])],
-                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, ['N'])], [a, b])
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]), path)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 def check_tf_serving_client(ch):

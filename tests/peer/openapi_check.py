@@ -11,30 +11,14 @@ operation and (2) the body validates against the schema the document gives for t
 every path of the document was exercised, so a route added to the document without a call here fails.
 Prints one line per call and "N passed, M failed"; exits 1 when a check failed.
 """
-import copy, json, os, signal, socket, subprocess, sys, tempfile, time, urllib.request
+import copy, json, os, signal, subprocess, sys, tempfile, time, urllib.request
 
 try:
     import jsonschema
-    import onnx
-    from onnx import TensorProto, helper
+    from peer_util import free_port, half_plus_two
 except ImportError as e:
     print(f'peers venv missing ({e}): run scripts/install-deps.sh --peers')
     sys.exit(77)
-
-
-def half_plus_two(path):
-    a = helper.make_tensor('a', TensorProto.FLOAT, [], [0.5])
-    b = helper.make_tensor('b', TensorProto.FLOAT, [], [2.0])
-    nodes = [helper.make_node('Mul', ['x', 'a'], ['ax']), helper.make_node('Add', ['ax', 'b'], ['y'])]
-    g = helper.make_graph(nodes, 'half_plus_two', [helper.make_tensor_value_info('x', TensorProto.FLOAT, ['N'])],
-                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, ['N'])], [a, b])
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]), path)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 def call(port, method, path, body=None):

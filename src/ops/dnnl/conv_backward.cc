@@ -95,6 +95,26 @@ auto Choose(bool nhwc_direct, Make direct, MakeAny any) -> decltype(any()) {
   return any();
 }
 
+// The primitive of a backward convolution: Winograd where TryWinograd takes the layer (the kernel is then named so),
+// else direct, channels-last straight in when an optimised implementation takes it. `make(x, y, alg)` builds the
+// primitive descriptor for the given activation descriptors.
+template <typename Make>
+auto WinogradOrDirect(const KernelInit& init, const ConvShapes& s, bool nhwc, const Md& x_user, const Md& y_user,
+                      PrimitiveKernel& k, Make make) -> decltype(make(x_user, y_user, Alg::convolution_direct)) {
+  decltype(make(x_user, y_user, Alg::convolution_direct)) pd;
+  const bool winograd = TryWinograd(init, s.x, s.w, s.win, s.group, /*backward=*/true, [&] {
+    pd = make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_winograd);
+    return pd;
+  });
+  if (winograd) {
+    k.set_name(kWinogradKernelName);
+    return pd;
+  }
+  return Choose(
+      kNhwcDirect && nhwc, [&] { return make(x_user, y_user, Alg::convolution_direct); },
+      [&] { return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_direct); });
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& init, bool nhwc) {
@@ -106,24 +126,13 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& in
         const Md w_user = WeightsMd(s.w, s.group);
         const Md w_any = AnyMd(w_user.dims());
         const Md x_user = ActivationMd(s.x, nhwc), y_user = ActivationMd(s.y, nhwc);
-        auto make = [&](const Md& x, const Md& y, Alg alg = Alg::convolution_direct) {
+        auto make = [&](const Md& x, const Md& y, Alg alg) {
           const auto hint = HintPd(s, x, w_any, y, false, alg);
           dnnl::convolution_backward_data::desc d(alg, x, w_any, y, s.win.strides, s.win.dilations, s.win.pad_l,
                                                   s.win.pad_r);
           return dnnl::convolution_backward_data::primitive_desc(d, Attr(), CpuEngine(), hint);
         };
-        dnnl::convolution_backward_data::primitive_desc pd;
-        const bool winograd = TryWinograd(init, s.x, s.w, s.win, s.group, /*backward=*/true, [&] {
-          pd = make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_winograd);
-          return pd;
-        });
-        if (winograd) {
-          k.set_name(kWinogradKernelName);
-        } else {
-          pd = Choose(
-              kNhwcDirect && nhwc, [&] { return make(x_user, y_user); },
-              [&] { return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y))); });
-        }
+        const auto pd = WinogradOrDirect(init, s, nhwc, x_user, y_user, k, make);
         if (IsRefImpl(pd)) return Decline("oneDNN has only its reference implementation for this convolution");
         const int dy = k.Input(0, pd.diff_dst_desc(), &y_user);
         const int w = k.Input(1, pd.weights_desc(), &w_user);
@@ -146,24 +155,13 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& 
         const Md w_any = AnyMd(w_user.dims());
         const Md x_user = ActivationMd(s.x, nhwc), y_user = ActivationMd(s.y, nhwc);
         const Md bias_md = bias ? PlainMd(Dims{s.w[0]}) : Md();
-        auto make = [&](const Md& x, const Md& y, Alg alg = Alg::convolution_direct) {
+        auto make = [&](const Md& x, const Md& y, Alg alg) {
           const auto hint = HintPd(s, x, w_any, y, bias, alg);
           dnnl::convolution_backward_weights::desc d(alg, x, w_any, bias_md, y, s.win.strides, s.win.dilations,
                                                      s.win.pad_l, s.win.pad_r);
           return dnnl::convolution_backward_weights::primitive_desc(d, Attr(), CpuEngine(), hint);
         };
-        dnnl::convolution_backward_weights::primitive_desc pd;
-        const bool winograd = TryWinograd(init, s.x, s.w, s.win, s.group, /*backward=*/true, [&] {
-          pd = make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_winograd);
-          return pd;
-        });
-        if (winograd) {
-          k.set_name(kWinogradKernelName);
-        } else {
-          pd = Choose(
-              kNhwcDirect && nhwc, [&] { return make(x_user, y_user); },
-              [&] { return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y))); });
-        }
+        const auto pd = WinogradOrDirect(init, s, nhwc, x_user, y_user, k, make);
         if (IsRefImpl(pd)) return Decline("oneDNN has only its reference implementation for this convolution");
         std::vector<std::pair<int, int>> args;
         args.emplace_back(DNNL_ARG_DIFF_DST, k.Input(0, pd.diff_dst_desc(), &y_user));
