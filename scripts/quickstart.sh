@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make quickstart: the main job. On Fashion-MNIST (Debian dataset-fashion-mnist):
 #   1. import the IDX files into sharded TFRecords of tf.train.Example (the data stratum);
-#   2. train the small CNN (conv32-pool-conv64-pool-dense128-dropout0.25-dense10, Adam 1e-3, batch 64) for 3 epochs,
+#   2. train the small CNN (conv32-pool-conv64-pool-dense128-dropout0.25-dense10, Adam 1e-3, batch 64) for 3 epochs
+#      (a fresh run each time: --overwrite replaces the checkpoints of an earlier quickstart),
 #      evaluating on the test set after each epoch;
 #   3. evaluate the saved weights;
 #   4. export <out>/models/<model>/1/model.onnx with a serving signature (raw 0..255 pixels, /255 inside);
@@ -40,7 +41,7 @@ TRAIN_FLAGS=(--tfrecord_pattern "$OUT/data/train-*" --validation_pattern "$OUT/d
 
 echo "== 2/5 strata train $MODEL ($EPOCHS epochs, evaluating on the test records after each)"
 "$STRATA" train "${TRAIN_FLAGS[@]}" --epochs "$EPOCHS" --batch_size 64 --learning_rate 1e-3 --optimizer adam \
-  --seed 0 --checkpoint_dir "$OUT/ckpt-$MODEL" --log_dir "$OUT/logs-$MODEL" --verbose 2
+  --seed 0 --checkpoint_dir "$OUT/ckpt-$MODEL" --log_dir "$OUT/logs-$MODEL" --verbose 2 --overwrite
 
 echo "== 3/5 strata eval (saved weights)"
 "$STRATA" eval "${TRAIN_FLAGS[@]}" --checkpoint_dir "$OUT/ckpt-$MODEL"
