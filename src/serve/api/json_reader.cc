@@ -261,8 +261,15 @@ Status JsonRequest::Parse(std::string_view body) {
   while (start < body.size() && std::isspace(static_cast<unsigned char>(body[start]))) ++start;
   if (start == body.size()) return InvalidArgumentError("JSON Parse error: The document is empty");
   auto err = impl_->parser->parse(body.data(), body.size(), true).get(impl_->root);
+  // Out of memory is the server's state, not the request's fault: RESOURCE_EXHAUSTED (429, retry), not 400. Checked
+  // before the NaN/Infinity rewrite below, which would copy the body (and throw std::bad_alloc) when memory is out.
+  auto out_of_memory = [&] {
+    return ResourceExhaustedError("out of memory parsing a JSON body of ", body.size(), " bytes; retry later");
+  };
+  if (err == simdjson::MEMALLOC) return out_of_memory();
   if (err && QuoteNonFinite(body, &impl_->rewritten))
     err = impl_->parser->parse(impl_->rewritten.data(), impl_->rewritten.size(), true).get(impl_->root);
+  if (err == simdjson::MEMALLOC) return out_of_memory();
   if (err) return InvalidArgumentError("JSON Parse error: ", simdjson::error_message(err));
   if (impl_->root.type() != dom::element_type::OBJECT)
     return InvalidArgumentError("JSON Parse error: the request body must be a JSON object. Is not object");
