@@ -222,7 +222,7 @@ ServingMetrics::ServingMetrics() {
                &queuing_latency,     &wrapped_run_count,    &input_batch_size,   &processed_batch_size,
                &padding_size,        &load_attempt_count,   &load_latency,       &load_latency_by_stage,
                &process_rss_bytes,   &model_memory_bytes,   &plan_cache_misses,  &model_version_state,
-               &batch_queue_tasks,   &rest_body_bytes_in_flight};
+               &batch_queue_tasks,   &rest_body_bytes_in_flight, &plan_cache_evictions, &plan_cache_bytes};
 }
 
 Counter* ServingMetrics::FindCounter(const std::string& name) {

@@ -140,6 +140,8 @@ class ServingMetrics {
   Gauge process_rss_bytes{":strata:serving:process_resident_memory_bytes", {}};
   Gauge model_memory_bytes{":strata:serving:model_memory_bytes", {"model_name", "version"}};
   Gauge plan_cache_misses{":strata:serving:plan_cache_misses", {"model_name", "version"}};
+  Gauge plan_cache_evictions{":strata:serving:plan_cache_evictions", {"model_name", "version"}};
+  Gauge plan_cache_bytes{":strata:serving:plan_cache_bytes", {"model_name", "version"}};
   Gauge model_version_state{":strata:serving:model_version_state", {"model_name", "version", "state"}};
   Gauge batch_queue_tasks{":strata:serving:batch_queue_tasks", {}};
   Gauge rest_body_bytes_in_flight{":strata:serving:rest_request_body_bytes_in_flight", {}};

@@ -78,17 +78,22 @@ StatusOr<std::vector<ModelConfig>> InitialModels(const ServerOptions& o) {
 void AddCollectors(ServingMetrics* metrics, ModelManager* manager, BatchScheduler* batcher) {
   metrics->AddCollector([manager, batcher](ServingMetrics& m) {
     m.process_rss_bytes.Set({}, static_cast<double>(ProcessRssBytes()));
-    std::map<std::vector<std::string>, double> memory, misses, states;
+    std::map<std::vector<std::string>, double> memory, misses, evictions, plan_bytes, states;
     for (const auto& s : manager->AvailableServables()) {
       const std::vector<std::string> key = {s->name(), std::to_string(s->version())};
       memory[key] = static_cast<double>(s->weight_bytes());
-      misses[key] = static_cast<double>(s->session().stats().plan_cache_misses);
+      const graph::RunStats stats = s->session().stats();
+      misses[key] = static_cast<double>(stats.plan_cache_misses);
+      evictions[key] = static_cast<double>(stats.plan_cache_evictions);
+      plan_bytes[key] = static_cast<double>(stats.plan_cache_bytes);
     }
     for (const ModelSummary& sum : manager->Summaries())
       for (const VersionStatus& v : sum.versions)
         states[{sum.name, std::to_string(v.version), std::string(VersionStateName(v.state))}] = 1;
     m.model_memory_bytes.Reset(std::move(memory));
     m.plan_cache_misses.Reset(std::move(misses));
+    m.plan_cache_evictions.Reset(std::move(evictions));
+    m.plan_cache_bytes.Reset(std::move(plan_bytes));
     m.model_version_state.Reset(std::move(states));
     if (batcher) m.batch_queue_tasks.Set({}, static_cast<double>(batcher->queued_tasks()));
   });

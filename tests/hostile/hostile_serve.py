@@ -25,6 +25,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+PLAN_CACHE_BYTES = 64 << 20  # --plan_cache_max_bytes below
 RSS_BOUND_MB = 400  # the plan cache is given 64 MiB below; the model and runtime need about 150 MB
 AS_LIMIT = 4 << 30
 
@@ -71,6 +72,15 @@ def http(port, method, path, body=None, timeout=60):
         return e.code, e.read().decode()
 
 
+def plan_cache_bytes(srv):
+    """The good model's :strata:serving:plan_cache_bytes from the metrics page (None when absent)."""
+    code, text = http(srv.rest, 'GET', '/monitoring/prometheus/metrics', timeout=10)
+    for line in text.splitlines():
+        if line.startswith(':strata:serving:plan_cache_bytes{model_name="good"'):
+            return float(line.rsplit(' ', 1)[1])
+    return None
+
+
 def predict_body(batch):
     row = '[' + ','.join(['[' + ','.join(['0.5'] * 28) + ']'] * 28) + ']'
     return ('{"instances": [' + ','.join(['[' + row + ']'] * batch) + ']}').encode()
@@ -107,7 +117,8 @@ class Server:
         self.log = open(os.path.join(work, 'server.log'), 'w')
         cmd = ['prlimit', f'--as={AS_LIMIT}', strata, 'serve', '--host', '127.0.0.1', f'--port={self.grpc}',
                f'--rest_api_port={self.rest}', f'--model_config_file={os.path.join(work, "models.config")}',
-               '--file_system_poll_wait_seconds=1', '--plan_cache_max_bytes=67108864', '--shutdown_grace_ms=3000',
+               '--file_system_poll_wait_seconds=1', f'--plan_cache_max_bytes={PLAN_CACHE_BYTES}',
+               '--shutdown_grace_ms=3000',
                '--tensorflow_intra_op_parallelism=2', '--max_num_load_retries=0']
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
 
@@ -172,7 +183,10 @@ def case_rest_batch_sizes(srv, strata, work):
         peak = max(peak, rss_mb(srv.proc.pid))
     if peak > RSS_BOUND_MB:
         problems.append(f'RSS reached {peak:.0f} MB (bound {RSS_BOUND_MB} MB)')
-    print(f'    rest: peak RSS {peak:.0f} MB over 300 batch sizes')
+    cached = plan_cache_bytes(srv)
+    if cached is None or cached > PLAN_CACHE_BYTES:
+        problems.append(f'plan_cache_bytes {cached} (bound {PLAN_CACHE_BYTES})')
+    print(f'    rest: peak RSS {peak:.0f} MB over 300 batch sizes; plans hold {cached} bytes')
     return problems
 
 

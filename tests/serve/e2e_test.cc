@@ -269,6 +269,8 @@ TEST_F(E2eTest, ExtensionsHealthMetricsAndCors) {
   EXPECT_NE(m.find(":strata:serving:process_resident_memory_bytes "), std::string::npos);
   EXPECT_NE(m.find(":strata:serving:model_memory_bytes{model_name=\"iris\",version=\"2\"} 60"), std::string::npos) << m;
   EXPECT_NE(m.find(":strata:serving:plan_cache_misses{model_name=\"iris\",version=\"2\"}"), std::string::npos);
+  EXPECT_NE(m.find(":strata:serving:plan_cache_evictions{model_name=\"iris\",version=\"2\"} 0"), std::string::npos);
+  EXPECT_NE(m.find(":strata:serving:plan_cache_bytes{model_name=\"iris\",version=\"2\"} "), std::string::npos);
   EXPECT_NE(m.find(":strata:serving:model_version_state{model_name=\"iris\",version=\"1\",state=\"AVAILABLE\"} 1"),
             std::string::npos);
 }
