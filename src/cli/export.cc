@@ -42,10 +42,10 @@ void AddExportCommand(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
   auto* cmd = app.add_subcommand("export", "Export a trained model as <base>/<name>/<version>/model.onnx for serving");
   AddTrainFlags(cmd, &args->flags, false);
-  cmd->add_option("--export_base_dir", args->base_dir, "Base directory of exported models")->required();
+  cmd->add_option(FlagNames("--export_base_dir"), args->base_dir, "Base directory of exported models")->required();
   cmd->add_option("--name", args->name, "Model name (default: --model_name)");
   cmd->add_option("--version", args->version, "Version directory (a positive integer)");
-  cmd->add_option("--raw_pixels", args->raw_pixels, "Serve raw 0..255 pixels (bakes /255 into the graph)");
+  cmd->add_option(FlagNames("--raw_pixels"), args->raw_pixels, "Serve raw 0..255 pixels (bakes /255 into the graph)");
   cmd->add_option("--labels", args->labels, "Class names, index order (written to assets/labels.json)");
   cmd->callback([cmd, args] {
     Status s = RunExport(cmd, *args);

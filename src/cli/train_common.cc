@@ -11,58 +11,73 @@
 
 namespace strata::cli {
 
+std::string FlagNames(const std::string& names) {
+  std::string out = names;
+  size_t pos = 0;
+  while (pos < names.size()) {
+    size_t end = names.find(',', pos);
+    if (end == std::string::npos) end = names.size();
+    std::string dashed = names.substr(pos, end - pos);
+    for (size_t i = 2; i < dashed.size(); ++i)
+      if (dashed[i] == '_') dashed[i] = '-';
+    if (dashed != names.substr(pos, end - pos)) out += "," + dashed;
+    pos = end + 1;
+  }
+  return out;
+}
+
 void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->allow_extras();  // unknown flags are reported by ApplyConfig, with the closest valid name
   cmd->add_option("--config", f->config, "JSON file whose keys are these flags' names (flags given here win)");
-  cmd->add_option("--data_dir", f->data_dir,
+  cmd->add_option(FlagNames("--data_dir"), f->data_dir,
                   "Data directory: IDX files (train-*/t10k-*-ubyte[.gz], e.g. Fashion-MNIST), or the directory "
                   "that relative --tfrecord_pattern/--validation_pattern globs are in");
-  cmd->add_option("--tfrecord_pattern", f->tfrecord_pattern,
+  cmd->add_option(FlagNames("--tfrecord_pattern"), f->tfrecord_pattern,
                   "Glob of TFRecord files of tf.train.Example (image/encoded or image, label); relative: under "
                   "--data_dir");
-  cmd->add_option("--validation_pattern", f->validation_pattern,
+  cmd->add_option(FlagNames("--validation_pattern"), f->validation_pattern,
                   "Glob of validation TFRecord files (relative: under --data_dir)");
   cmd->add_option("--compression", f->compression,
                   "TFRecord compression: NONE, GZIP or ZLIB (default: auto, GZIP detected by its magic bytes)");
-  cmd->add_option("--model_name", f->model_name, "Zoo model: mlp, cnn_small");
-  cmd->add_option("--input_shape", f->input_shape, "H W C of one example")->expected(3);
-  cmd->add_option("--num_classes", f->num_classes, "Number of classes");
-  cmd->add_option("--batch_size", f->batch_size, "Global batch size");
-  cmd->add_option("--checkpoint_dir", f->checkpoint_dir,
+  cmd->add_option(FlagNames("--model_name"), f->model_name, "Zoo model: mlp, cnn_small");
+  cmd->add_option(FlagNames("--input_shape"), f->input_shape, "H W C of one example")->expected(3);
+  cmd->add_option(FlagNames("--num_classes"), f->num_classes, "Number of classes");
+  cmd->add_option(FlagNames("--batch_size"), f->batch_size, "Global batch size");
+  cmd->add_option(FlagNames("--checkpoint_dir"), f->checkpoint_dir,
                   "Checkpoints (safetensors + state.json) saved each epoch, read by --resume, eval, export");
   cmd->add_option("--seed", f->seed, "Seed of weights, shuffling and dropout");
-  cmd->add_option("--memory_limit_mb", f->memory_limit_mb, "Executor memory limit (0 = none)");
-  cmd->add_option("--intra_op_threads", f->intra_op_threads, "Intra-op threads (0 = one per core)");
+  cmd->add_option(FlagNames("--memory_limit_mb"), f->memory_limit_mb, "Executor memory limit (0 = none)");
+  cmd->add_option(FlagNames("--intra_op_threads"), f->intra_op_threads, "Intra-op threads (0 = one per core)");
   AddConvAlgorithmOption(cmd, &f->conv_algorithm);
   if (!training) return;
   cmd->add_option("--epochs", f->epochs, "Epochs");
-  cmd->add_option("--learning_rate", f->learning_rate, "Base learning rate");
-  cmd->add_option("--lr_schedule", f->lr_schedule, "constant, step (x0.1 at 50% and 75%), cosine, poly");
-  cmd->add_option("--warmup_epochs", f->warmup_epochs, "Linear warmup epochs (cosine)");
+  cmd->add_option(FlagNames("--learning_rate"), f->learning_rate, "Base learning rate");
+  cmd->add_option(FlagNames("--lr_schedule"), f->lr_schedule, "constant, step (x0.1 at 50% and 75%), cosine, poly");
+  cmd->add_option(FlagNames("--warmup_epochs"), f->warmup_epochs, "Linear warmup epochs (cosine)");
   cmd->add_option("--optimizer", f->optimizer, "sgd, adam, adamw, rmsprop");
-  cmd->add_option("--weight_decay", f->weight_decay, "Decoupled weight decay (default: the optimizer's)");
-  cmd->add_option("--global_clipnorm", f->global_clipnorm, "Clip gradients by global norm (0 = off)");
-  cmd->add_option("--log_dir", f->log_dir, "Training logs: training.csv and TensorBoard runs train/, validation/");
-  cmd->add_option("--histogram_freq", f->histogram_freq, "TensorBoard weight histograms every N epochs (0 = off)");
-  cmd->add_option("--update_freq", f->update_freq, "TensorBoard scalars: epoch, batch or every N batches");
+  cmd->add_option(FlagNames("--weight_decay"), f->weight_decay, "Decoupled weight decay (default: the optimizer's)");
+  cmd->add_option(FlagNames("--global_clipnorm"), f->global_clipnorm, "Clip gradients by global norm (0 = off)");
+  cmd->add_option(FlagNames("--log_dir"), f->log_dir, "Training logs: training.csv and TensorBoard runs train/, validation/");
+  cmd->add_option(FlagNames("--histogram_freq"), f->histogram_freq, "TensorBoard weight histograms every N epochs (0 = off)");
+  cmd->add_option(FlagNames("--update_freq"), f->update_freq, "TensorBoard scalars: epoch, batch or every N batches");
   cmd->add_flag("--deterministic", f->deterministic, "Bitwise-reproducible run (one intra-op thread unless set)");
   cmd->add_flag("--resume", f->resume, "Continue from the latest checkpoint of --checkpoint_dir (bitwise-identically)");
   cmd->add_flag("--overwrite", f->overwrite,
                 "Start a new run in a --checkpoint_dir that holds another run's checkpoints, deleting them");
-  cmd->add_option("--keep_checkpoints", f->keep_checkpoints, "Keep the newest N checkpoints");
-  cmd->add_option("--keep_best", f->keep_best, "Also keep the best K checkpoints by --checkpoint_monitor");
-  cmd->add_option("--checkpoint_monitor", f->checkpoint_monitor,
+  cmd->add_option(FlagNames("--keep_checkpoints"), f->keep_checkpoints, "Keep the newest N checkpoints");
+  cmd->add_option(FlagNames("--keep_best"), f->keep_best, "Also keep the best K checkpoints by --checkpoint_monitor");
+  cmd->add_option(FlagNames("--checkpoint_monitor"), f->checkpoint_monitor,
                   "Metric ranking --keep_best (min unless it has 'acc')");
-  cmd->add_option("--checkpoint_steps", f->checkpoint_steps, "Also checkpoint every N steps (0 = epoch ends only)");
-  cmd->add_option("--steps_per_epoch", f->steps_per_epoch, "Batches per epoch (-1 = the whole dataset)");
+  cmd->add_option(FlagNames("--checkpoint_steps"), f->checkpoint_steps, "Also checkpoint every N steps (0 = epoch ends only)");
+  cmd->add_option(FlagNames("--steps_per_epoch"), f->steps_per_epoch, "Batches per epoch (-1 = the whole dataset)");
   cmd->add_option("--verbose", f->verbose, "0 silent, 1 progress bar, 2 one line per epoch");
-  cmd->add_option("--export_dir", f->export_dir, "Export the trained model to <export_dir>/<model_name>/1");
-  cmd->add_option("--num_gpus", f->num_gpus, "GPUs to train on: strata trains on CPUs, so only 0 (the default)");
-  cmd->add_option("--distributed_strategy,--distribution_strategy", f->distribution_strategy,
+  cmd->add_option(FlagNames("--export_dir"), f->export_dir, "Export the trained model to <export_dir>/<model_name>/1");
+  cmd->add_option(FlagNames("--num_gpus"), f->num_gpus, "GPUs to train on: strata trains on CPUs, so only 0 (the default)");
+  cmd->add_option(FlagNames("--distributed_strategy,--distribution_strategy"), f->distribution_strategy,
                   "default, one_device or mirrored (one process on this machine's CPUs); multi_worker_mirrored is "
                   "not built yet");
-  cmd->add_option("--mixed_precision", f->mixed_precision, "none (float32); bf16 and fp16 are not built yet");
-  cmd->add_flag("--enable_xla", f->enable_xla,
+  cmd->add_option(FlagNames("--mixed_precision"), f->mixed_precision, "none (float32); bf16 and fp16 are not built yet");
+  cmd->add_flag(FlagNames("--enable_xla"), f->enable_xla,
                 "Accepted: strata always compiles the training step into one optimised plan (XLA's job in TF)");
 }
 

@@ -58,6 +58,9 @@ struct TrainFlags {
   bool enable_xla = false;            // accepted: strata always compiles the step into one optimised plan
 };
 
+// "--learning_rate" -> "--learning_rate,--learning-rate": TensorFlow's underscore spelling, with dashes accepted as
+// aliases (also for a comma-separated list of names), for CLI11's add_option/add_flag.
+std::string FlagNames(const std::string& names);
 // Adds the flags to a subcommand; `eval` leaves out the training-only ones.
 void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training);
 // Applies --config FILE (JSON with the flag names as keys) for every flag not given on the command line, then checks

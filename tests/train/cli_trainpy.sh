@@ -2,8 +2,8 @@
 # strata train takes a production train.py's command line: --data_dir D --tfrecord_pattern 'train-*.tfrecord' (the
 # pattern under D) with --model_name --num_classes --batch_size --learning_rate --lr_schedule --num_gpus
 # --distributed_strategy (or TF's --distribution_strategy) --mixed_precision --enable_xla --checkpoint_dir --log_dir.
-# Flags whose feature is not built are refused with a message and a non-zero exit, never ignored; an unknown flag or
-# config key names the closest valid one; a config value of the wrong type names the key and the type expected.
+# Flags whose feature is not built are refused with a message and a non-zero exit, never ignored; dashes are accepted
+# for underscores (--learning-rate); an unknown flag or config key names the closest valid one; a config value of the wrong type names the key and the type expected.
 # usage: cli_trainpy.sh STRATA
 set -uo pipefail
 STRATA=$1
@@ -65,7 +65,14 @@ expect_error "--mixed_precision bf16" "mixed-precision training is not built yet
 expect_error "--mixed_precision fp16" "mixed-precision training is not built yet" "${base[@]}" --mixed_precision fp16
 expect_error "an unknown precision" "'fp8' is not known" "${base[@]}" --mixed_precision fp8
 expect_error "a misspelt flag" "unknown flag --batchsize (did you mean --batch_size?)" "${base[@]}" --batchsize 3
-expect_error "a dashed flag" "did you mean --learning_rate?" "${base[@]}" --learning-rate 0.1
+# Dashes are accepted as aliases of TensorFlow's underscore spelling.
+if "$STRATA" train --data-dir "$OUT/data" --tfrecord-pattern 'train-*.tfrecord' --model-name mlp --epochs 1 \
+     --steps-per-epoch 2 --batch-size 16 --learning-rate 0.01 --verbose 0 > "$OUT/dashes.log" 2>&1; then
+  pass
+else
+  fail "dashed flags: $(tail -2 "$OUT/dashes.log")"
+fi
+expect_error "a misspelt dashed flag" "unknown flag --learning-rat (did you mean" "${base[@]}" --learning-rat 0.1
 expect_error "a bad --lr_schedule" "--lr_schedule must be constant, step, cosine or poly" "${base[@]}" \
   --lr_schedule linear
 echo '{"batch_sise": 64}' > "$OUT/unknown.json"
