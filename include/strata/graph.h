@@ -179,6 +179,10 @@ struct SessionOptions {
   // newest plan always stays. Under memory_limit_bytes, an allocation that fails evicts idle plans and retries once.
   size_t plan_cache_max_plans = 32;
   size_t plan_cache_max_bytes = size_t{1} << 30;
+  // After every step, scan its floating-point outputs for NaN and infinity; the first step that produces one fails
+  // the run with INVALID_ARGUMENT naming the node, the output and its inputs' ranges (tf.debugging's
+  // check_numerics). Costs a pass over every value: a debugging mode.
+  bool check_numerics = false;
 };
 
 struct RunStats {

@@ -84,6 +84,7 @@ struct TrainerOptions {
   size_t memory_limit_bytes = 0;
   bool optimize = true;         // graph passes (fusion) on the training graph
   graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;  // Winograd where it pays, or direct only
+  bool check_numerics = false;  // name the first op of a step that produces NaN or infinity (SessionOptions)
   // The version of the training data (data::Manifest::hash), recorded in checkpoints; SetState refuses a state
   // recorded with another non-empty hash. "" = not recorded.
   std::string dataset_hash;
@@ -328,6 +329,11 @@ struct ReduceLROnPlateauOptions {
   int verbose = 0;
 };
 StatusOr<std::shared_ptr<Callback>> ReduceLROnPlateau(ReduceLROnPlateauOptions options = {});
+
+// Keras TerminateOnNaN: a NaN or infinite loss at the end of a training step stops training there, with
+// FAILED_PRECONDITION naming the step (global and within its epoch) and the loss, so that no checkpoint of the
+// broken weights is written after it. `strata train` adds it unless --terminate_on_nan=false.
+std::shared_ptr<Callback> TerminateOnNaN();
 
 // Keras CSVLogger: header "epoch" + sorted keys of the first epoch, 0-based epochs, NA for missing, \r\n.
 std::shared_ptr<Callback> CSVLogger(std::string filename, char separator = ',', bool append = false);

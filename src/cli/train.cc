@@ -136,6 +136,7 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   to.deterministic = f.deterministic;
   to.intra_op_threads = f.intra_op_threads;
   to.conv_algorithm = f.conv_algorithm;
+  to.check_numerics = f.check_numerics;
   to.memory_limit_bytes = static_cast<size_t>(f.memory_limit_mb) << 20;
   to.dataset_hash = dataset_hash;
   STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));
@@ -182,6 +183,8 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
     LogInfo("training without validation: ", test_ds.status().message());
   }
   if (f.enable_xla) LogInfo("--enable_xla: strata compiles every training step into one optimised plan anyway");
+  // Before the checkpoint callback: a NaN step stops training before its broken weights are saved.
+  if (f.terminate_on_nan) fo.callbacks.push_back(train::TerminateOnNaN());
   if (manager) fo.callbacks.push_back(std::make_shared<SaveCheckpoints>(manager.get(), f));
   if (!f.log_dir.empty()) {
     STRATA_RETURN_IF_ERROR(MakeDirs(f.log_dir));

@@ -77,6 +77,10 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
                   "default, one_device or mirrored (one process on this machine's CPUs); multi_worker_mirrored is "
                   "not built yet");
   cmd->add_option(FlagNames("--mixed_precision"), f->mixed_precision, "none (float32); bf16 and fp16 are not built yet");
+  cmd->add_flag(FlagNames("--terminate_on_nan"), f->terminate_on_nan,
+                "Stop at the first step whose loss is NaN or infinite, naming it (default true; =false to train on)");
+  cmd->add_flag(FlagNames("--check_numerics"), f->check_numerics,
+                "Check every op's outputs for NaN and infinity and name the first op that makes one (slower)");
   cmd->add_flag(FlagNames("--enable_xla"), f->enable_xla,
                 "Accepted: strata always compiles the training step into one optimised plan (XLA's job in TF)");
 }
@@ -195,12 +199,15 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
       STRATA_ASSIGN_OR_RETURN(f->conv_algorithm, graph::ParseConvAlgorithm(v.as_string(), f->config + ": conv_algorithm"));
     } else if (key == "steps_per_epoch") STRATA_RETURN_IF_ERROR(num(&f->steps_per_epoch));
     else if (key == "verbose") STRATA_RETURN_IF_ERROR(num(&f->verbose));
-    else if (key == "deterministic" || key == "resume" || key == "overwrite" || key == "enable_xla") {
+    else if (key == "deterministic" || key == "resume" || key == "overwrite" || key == "enable_xla" ||
+             key == "terminate_on_nan" || key == "check_numerics") {
       if (!v.is_bool()) return InvalidArgumentError(f->config, ": '", key, "' must be true or false");
-      (key == "deterministic" ? f->deterministic
-       : key == "resume"      ? f->resume
-       : key == "overwrite"   ? f->overwrite
-                              : f->enable_xla) = v.as_bool();
+      (key == "deterministic"      ? f->deterministic
+       : key == "resume"           ? f->resume
+       : key == "overwrite"        ? f->overwrite
+       : key == "terminate_on_nan" ? f->terminate_on_nan
+       : key == "check_numerics"   ? f->check_numerics
+                                   : f->enable_xla) = v.as_bool();
     } else {
       return InvalidArgumentError(f->config, ": key '", key, "' cannot be set from a config file");
     }

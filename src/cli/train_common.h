@@ -56,6 +56,8 @@ struct TrainFlags {
   std::string distribution_strategy;  // "", default, one_device, mirrored (one process); multi_worker_mirrored: no
   std::string mixed_precision = "none";  // none / float32; bf16 and fp16 are not built yet
   bool enable_xla = false;            // accepted: strata always compiles the step into one optimised plan
+  bool terminate_on_nan = true;       // stop at the first step whose loss is NaN or infinite (TerminateOnNaN)
+  bool check_numerics = false;        // name the first op of a step that produces NaN or infinity
 };
 
 // "--learning_rate" -> "--learning_rate,--learning-rate": TensorFlow's underscore spelling, with dashes accepted as

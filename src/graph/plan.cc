@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <map>
 
 #include "core/logging.h"
@@ -96,7 +98,59 @@ class PlanKernelContext final : public ops::KernelContext {
   std::vector<Tensor> scratch_;
 };
 
+// Floating-point elements of `t` as doubles (float32/64 only; other dtypes give none).
+template <typename Fn>
+void ForEachFloat(const Tensor& t, Fn fn) {
+  if (t.dtype() == DType::kFloat32) {
+    const float* p = t.data<float>();
+    for (int64_t i = 0; i < t.num_elements(); ++i) fn(i, static_cast<double>(p[i]));
+  } else if (t.dtype() == DType::kFloat64) {
+    const double* p = t.data<double>();
+    for (int64_t i = 0; i < t.num_elements(); ++i) fn(i, p[i]);
+  }
+}
+
+// "[min, max], 2 NaN, 1 inf" of a tensor's floating-point values.
+std::string Range(const Tensor& t) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  int64_t nan = 0, inf = 0;
+  ForEachFloat(t, [&](int64_t, double v) {
+    if (std::isnan(v)) {
+      ++nan;
+    } else {
+      if (std::isinf(v)) ++inf;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  });
+  std::string out = lo <= hi ? StrCat("[", lo, ", ", hi, "]") : std::string("[no finite value]");
+  if (nan > 0) out += StrCat(", ", nan, " NaN");
+  if (inf > 0) out += StrCat(", ", inf, " inf");
+  return out;
+}
+
 }  // namespace
+
+// check_numerics: the first NaN or infinity in a step's output fails the run, naming the node, the output and what
+// went in.
+Status Plan::CheckNumerics(const PlanStep& step, const Tensor& out, const std::string& name,
+                           const ExecState& state) const {
+  int64_t first = -1, count = 0;
+  ForEachFloat(out, [&](int64_t i, double v) {
+    if (!std::isfinite(v)) {
+      if (first < 0) first = i;
+      ++count;
+    }
+  });
+  if (count == 0) return Status::OK();
+  std::vector<std::string> ins;
+  for (int id : step.inputs)
+    if (id >= 0 && state.values[id].defined())
+      ins.push_back(StrCat("'", values_[id].name, "' ", state.values[id].TypeString(), " ", Range(state.values[id])));
+  return InvalidArgumentError("check_numerics: ", step.node->Describe(), " produced ", count,
+                              " non-finite values in its output '", name, "' ", out.TypeString(), " (the first at flat ",
+                              "index ", first, "); its inputs: ", ins.empty() ? "none" : StrJoin(ins, "; "));
+}
 
 Plan::~Plan() {
   if (!profile_ || profiled_runs_ == 0) return;
@@ -198,6 +252,7 @@ StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& g, const std::vector<
   }
   STRATA_RETURN_IF_ERROR(plan->AssignKernels(options));
   plan->profile_ = VerboseEnabled("profile");
+  plan->check_numerics_ = options.check_numerics;
   plan->step_ms_.assign(plan->steps_.size(), 0.0);
   plan->ComputeLiveness();
   plan->PlanMemory(options.plan_memory);
@@ -496,6 +551,10 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
         status =
             InternalError(step.node->Describe(), ": kernel '", step.kernel->name(), "' did not produce output ", i);
         break;
+      }
+      if (check_numerics_ && id >= 0) {
+        status = CheckNumerics(step, state->values[id], values_[id].name, *state);
+        if (!status.ok()) break;
       }
     }
     if (!status.ok()) break;

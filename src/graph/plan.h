@@ -77,6 +77,7 @@ class Plan {
   void ComputeLiveness();
   void PlanMemory(bool enabled);
   std::unique_ptr<ExecState> AcquireState() const;
+  Status CheckNumerics(const PlanStep& step, const Tensor& out, const std::string& name, const ExecState& state) const;
   void ReleaseState(std::unique_ptr<ExecState> state) const;
 
   Allocator* alloc_ = nullptr;
@@ -88,6 +89,7 @@ class Plan {
   std::vector<Tensor> constants_;  // by value id (undefined for non-constants)
   int64_t arena_bytes_ = 0;
   int64_t constant_bytes_ = 0;
+  bool check_numerics_ = false;
   mutable std::atomic<int64_t> states_{0};
   int64_t scratch_bytes_ = 0;
   int64_t scratch_offset_ = -1;

@@ -89,6 +89,7 @@ Status Finish(CompiledGraph* cg, graph::Graph graph, const TrainerOptions& optio
   so.memory_limit_bytes = options.memory_limit_bytes;
   so.optimize = options.optimize;
   so.conv_algorithm = options.conv_algorithm;
+  so.check_numerics = options.check_numerics;
   // A training run sees few shapes (the batch, the last partial batch, evaluation), each plan large: bound the cache
   // by count only, so that an epoch's partial batch does not evict the full batch's plan.
   so.plan_cache_max_bytes = 0;

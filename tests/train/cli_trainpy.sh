@@ -88,5 +88,17 @@ expect_error "--num_gpus from a config file" "no GPU support" "${base[@]}" --con
 expect_error "a pattern that matches nothing under --data_dir" "nothing-*.tfrecord" --data_dir "$OUT/data" \
   --tfrecord_pattern 'nothing-*.tfrecord' --model_name mlp --epochs 1 --verbose 0
 
+# A run that diverges (SGD at lr 1e8) stops at the first NaN loss, naming the step; --check_numerics names the op;
+# --terminate_on_nan=false trains on.
+diverge=(--data_dir "$OUT/data" --tfrecord_pattern 'train-*.tfrecord' --model_name mlp --epochs 1 --steps_per_epoch 20
+         --batch_size 32 --verbose 0 --optimizer sgd --learning_rate 1e8)
+expect_error "a NaN loss" "TerminateOnNaN: the loss is nan after training step" "${diverge[@]}"
+expect_error "--check_numerics" "check_numerics: node '" "${diverge[@]}" --check_numerics
+if "$STRATA" train "${diverge[@]}" --terminate_on_nan=false > "$OUT/nan.log" 2>&1; then
+  pass
+else
+  fail "--terminate_on_nan=false did not train on: $(tail -1 "$OUT/nan.log")"
+fi
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]
