@@ -205,7 +205,8 @@ TEST_F(E2eTest, UrlGrammar) {
   }
   auto r = Rest("GET", "/v1/models/iris/versions/99999999999999999999");
   EXPECT_EQ(ErrorOf(r), "Failed to convert version: 99999999999999999999 to numeric.");
-  r = Rest("GET", "/v2/models/iris");
+  // Outside /v1 and the Open Inference Protocol's /v2 (kserve_e2e_test.cc): TF Serving's HTML 404.
+  r = Rest("GET", "/v3/models/iris");
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(r.headers["content-type"], "text/html");
   // URL-escaped model names.
