@@ -157,7 +157,8 @@ TEST_F(E2eTest, V2InferBadRequests) {
                   400, "output tensor alias not found in signature: nope");
   // Binary extension: a binary_data_size that does not fit the shape, more bytes than declared, a header length
   // past the body.
-  std::string h = R"({"inputs": [{"name": "x", "shape": [3], "datatype": "FP32", "parameters": {"binary_data_size": 8}}]})";
+  std::string h =
+      R"({"inputs": [{"name": "x", "shape": [3], "datatype": "FP32", "parameters": {"binary_data_size": 8}}]})";
   EXPECT_V2_ERROR(infer(h + FloatBytes({1, 2}), {{"Inference-Header-Content-Length", std::to_string(h.size())}}), 400,
                   "input 'x' (FP32, shape [3]) needs 12 bytes of binary data, its binary_data_size is 8");
   h = R"({"inputs": [{"name": "x", "shape": [2], "datatype": "FP32", "parameters": {"binary_data_size": 8}}]})";

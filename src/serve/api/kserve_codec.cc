@@ -221,8 +221,8 @@ StatusOr<V2InferRequest> ParseV2InferRequest(std::string_view json, std::string_
   for (dom::element in : inputs)
     STRATA_RETURN_IF_ERROR(ParseInput(in, index++, &cursor, &req.inputs));
   if (cursor.offset != binary.size())
-    return InvalidArgumentError(binary.size(), " bytes of binary data follow the JSON (Inference-Header-Content-Length)",
-                                " but the inputs' binary_data_size add up to ", cursor.offset);
+    return InvalidArgumentError(binary.size(), " bytes of binary data follow the JSON (Inference-Header-Content-",
+                                "Length) but the inputs' binary_data_size add up to ", cursor.offset);
   if (!o["outputs"].get(el)) STRATA_RETURN_IF_ERROR(ParseOutputs(el, &req.outputs, req.binary_data_output));
   return req;
 }
