@@ -347,10 +347,26 @@ TEST(KserveCodec, BinaryDataOfEveryKind) {
                                       "}}]}"),
                                data);
   };
-  auto cut = bytes(std::string("\3\0", 2), 1);
+  auto cut = bytes(LengthPrefixed({"a"}) + std::string("\3\0", 2), 1);
   ASSERT_FALSE(cut.ok());
-  EXPECT_NE(cut.status().message().find("element 0 has a truncated 4-byte length prefix"), std::string::npos)
+  EXPECT_NE(cut.status().message().find("element 1 has a truncated 4-byte length prefix"), std::string::npos)
       << cut.status().message();
+  auto small = bytes(std::string("\3\0", 2), 1);
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find("needs at least 4 bytes of binary data, its binary_data_size is 2"),
+            std::string::npos)
+      << small.status().message();
+  // A huge shape is refused before anything is allocated.
+  auto huge = ParseV2InferRequest(
+      R"({"inputs": [{"name": "x", "shape": [1000000000, 1000000000], "datatype": "FP32", "data": [1]}]})", "");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(huge.status().message().find("has more than 2^48 elements"), std::string::npos) << huge.status().message();
+  huge = ParseV2InferRequest(R"({"inputs": [{"name": "x", "shape": [100000000000], "datatype": "FP32", "data": [1]}]})",
+                             "");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("needs 100000000000 elements, 'data' holds 1"), std::string::npos)
+      << huge.status().message();
   auto past = bytes(std::string("\x09\0\0\0ab", 6), 1);
   ASSERT_FALSE(past.ok());
   EXPECT_NE(past.status().message().find("element 0 declares 9 bytes but only 2 remain"), std::string::npos)

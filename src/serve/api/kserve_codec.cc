@@ -27,7 +27,16 @@ thread_local std::unique_ptr<dom::parser> t_parser;
 
 std::string ShapeString(const std::vector<int64_t>& dims) { return StrCat("[", StrJoin(dims, ","), "]"); }
 
-// Leaves of a (possibly nested) array, in row-major order; `limit` bounds the count so a huge body stops early.
+void CountLeaves(const dom::element& e, int64_t* count) {
+  if (e.type() != dom::element_type::ARRAY) {
+    ++*count;
+    return;
+  }
+  dom::array a = e.get_array().value_unsafe();
+  for (dom::element child : a) CountLeaves(child, count);
+}
+
+// Leaves of a (possibly nested) array into `t`, in row-major order; at most `limit` are written.
 Status FillLeaves(const dom::element& e, DType dtype, Tensor* t, int64_t* pos, int64_t limit) {
   if (e.type() == dom::element_type::ARRAY) {
     dom::array a = e.get_array().value_unsafe();
@@ -137,22 +146,38 @@ Status ParseInput(const dom::element& e, size_t index, BinaryCursor* binary, Nam
     return InvalidArgumentError("input '", name, "' has both 'data' and parameters.binary_data_size; send one");
   if (!has_data && binary_size < 0)
     return InvalidArgumentError("input '", name, "' has neither 'data' nor parameters.binary_data_size");
-  STRATA_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, Shape(dims)));
+  // The element count, checked against what was sent before anything is allocated.
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d != 0 && n > (int64_t{1} << 48) / d)
+      return InvalidArgumentError("input '", name, "': shape ", ShapeString(dims), " has more than 2^48 elements");
+    n *= d;
+  }
+  Tensor t;
   if (binary_size >= 0) {
     const size_t left = binary->bytes.size() - binary->offset;
     if (static_cast<uint64_t>(binary_size) > left)
       return InvalidArgumentError("input '", name, "': binary_data_size is ", binary_size, " but only ", left,
                                   " bytes of binary data follow the JSON (Inference-Header-Content-Length)");
+    const uint64_t need = static_cast<uint64_t>(n) * (dtype == DType::kString ? 4 : DTypeSize(dtype));
+    const uint64_t have = static_cast<uint64_t>(binary_size);
+    if (dtype == DType::kString ? need > have : need != have)
+      return InvalidArgumentError("input '", name, "' (", datatype, ", shape ", ShapeString(dims), ") needs ",
+                                  dtype == DType::kString ? "at least " : "", need,
+                                  " bytes of binary data, its binary_data_size is ", binary_size);
+    STRATA_ASSIGN_OR_RETURN(t, Tensor::Create(dtype, Shape(dims)));
     STRATA_RETURN_IF_ERROR(FillBinary(binary->bytes.substr(binary->offset, binary_size), name, datatype, &t));
     binary->offset += binary_size;
   } else {
-    const int64_t n = t.num_elements();
     int64_t count = 0;
-    Status s = FillLeaves(data, dtype, &t, &count, n);
-    if (!s.ok()) return Status(s.code(), StrCat("input '", name, "' (", datatype, "): ", s.message()));
+    CountLeaves(data, &count);
     if (count != n)
       return InvalidArgumentError("input '", name, "': shape ", ShapeString(dims), " needs ", n,
                                   " elements, 'data' holds ", count);
+    STRATA_ASSIGN_OR_RETURN(t, Tensor::Create(dtype, Shape(dims)));
+    count = 0;
+    Status s = FillLeaves(data, dtype, &t, &count, n);
+    if (!s.ok()) return Status(s.code(), StrCat("input '", name, "' (", datatype, "): ", s.message()));
   }
   inputs->emplace_back(std::string(name), std::move(t));
   return Status::OK();
