@@ -4,7 +4,8 @@ peers venv's python).
 
     tests/peer/kserve_clients.py BUILD/strata
 
-tritonclient.http (from PyPI, not modified) against half_plus_two (y = 0.5 x + 2, ONNX) on the REST port:
+tritonclient.http (from PyPI, not modified) against half_plus_two (y = 0.5 x + 2, ONNX) on the REST port of a
+server with --enable_batching (so v2 inference goes through the batcher; the C++ e2e tests cover the unbatched path):
 is_server_live, is_server_ready, get_server_metadata, is_model_ready (also for a version, and False for an unknown
 model), get_model_metadata (name, versions, FP32 input x and output y with shape [-1]), infer with JSON tensors and
 with the binary tensor data extension (inputs and outputs binary: the client's default) giving [2.5, 3.0, 4.5], and
@@ -99,6 +100,28 @@ def check_infer_binary(c):
     return problems
 
 
+def check_concurrent(c, port):
+    """Eight clients at once, each with its own values: the batcher must hand every one its own rows back."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(k):
+        client = httpclient.InferenceServerClient(f'127.0.0.1:{port}', connection_timeout=30, network_timeout=30)
+        x = np.arange(k + 1, dtype=np.float32) * (k + 1)
+        inp = httpclient.InferInput('x', list(x.shape), 'FP32')
+        inp.set_data_from_numpy(x)
+        for _ in range(10):
+            got = client.infer('half_plus_two', [inp]).as_numpy('y').tolist()
+            if got != (0.5 * x + 2).tolist():
+                return f'client {k}: {got}, want {(0.5 * x + 2).tolist()}'
+        return None
+
+    with ThreadPoolExecutor(8) as pool:
+        problems = [p for p in pool.map(one, range(8)) if p]
+    if not problems:
+        print('    8 concurrent clients x 10 binary infers: every answer right')
+    return problems
+
+
 def check_bad_input(c):
     inp = httpclient.InferInput('x', [3], 'INT32')
     inp.set_data_from_numpy(np.array([1, 2, 5], dtype=np.int32), binary_data=False)
@@ -123,7 +146,8 @@ def main():
     port = free_port()
     log = open(os.path.join(work, 'server.log'), 'w')
     proc = subprocess.Popen([strata, 'serve', '--host', '127.0.0.1', '--port=0', f'--rest_api_port={port}',
-                             '--model_name=half_plus_two', f'--model_base_path={work}/half_plus_two'],
+                             '--model_name=half_plus_two', f'--model_base_path={work}/half_plus_two',
+                             '--enable_batching'],
                             stdout=log, stderr=subprocess.STDOUT)
     passed = failed = 0
     try:
@@ -139,7 +163,8 @@ def main():
                 raise RuntimeError(f'strata serve exited with {proc.returncode}')
             time.sleep(0.2)
         for name, fn in (('health', check_health), ('metadata', check_metadata), ('infer_json', check_infer_json),
-                         ('infer_binary', check_infer_binary), ('bad_input', check_bad_input)):
+                         ('infer_binary', check_infer_binary),
+                         ('concurrent', lambda c: check_concurrent(c, port)), ('bad_input', check_bad_input)):
             try:
                 problems = fn(c)
             except Exception as e:
