@@ -101,6 +101,12 @@ TEST_F(E2eTest, V2InferJson) {
   EXPECT_EQ(r.status, 200) << r.body;
   ExpectJsonEq(r.body, R"({"model_name": "iris", "model_version": "2",
       "outputs": [{"name": "logits", "datatype": "FP32", "shape": [1, 3], "data": [1.0, 0.0, 1.25]}]})");
+  // Counted in the metrics as API "infer".
+  const std::string metrics = Rest("GET", "/monitoring/prometheus/metrics").body;
+  EXPECT_NE(metrics.find(":tensorflow:serving:request_latency_count{model_name=\"half\",API=\"infer\","
+                         "entrypoint=\"REST\"}"),
+            std::string::npos)
+      << metrics;
 }
 
 TEST_F(E2eTest, V2InferBinary) {
