@@ -205,7 +205,8 @@ TEST_F(E2eTest, UrlGrammar) {
   }
   auto r = Rest("GET", "/v1/models/iris/versions/99999999999999999999");
   EXPECT_EQ(ErrorOf(r), "Failed to convert version: 99999999999999999999 to numeric.");
-  r = Rest("GET", "/v2/models/iris");
+  // Outside /v1 and the Open Inference Protocol's /v2 (kserve_e2e_test.cc): TF Serving's HTML 404.
+  r = Rest("GET", "/v3/models/iris");
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(r.headers["content-type"], "text/html");
   // URL-escaped model names.
@@ -227,7 +228,10 @@ TEST_F(E2eTest, OpenApiDescriptionIsServed) {
   ASSERT_NE(paths, nullptr);
   for (const char* p : {"/v1/models/{model_name}", "/v1/models/{model_name}/metadata", "/v1/models/{model_name}:predict",
                         "/v1/models/{model_name}:classify", "/v1/models/{model_name}:regress",
-                        "/v1/models/{model_name}/labels/{label}:predict", "/healthz", "/readyz", "/v1/openapi.json"})
+                        "/v1/models/{model_name}/labels/{label}:predict", "/healthz", "/readyz", "/v1/openapi.json",
+                        "/v2", "/v2/health/live", "/v2/health/ready", "/v2/models/{model_name}",
+                        "/v2/models/{model_name}/ready", "/v2/models/{model_name}/infer",
+                        "/v2/models/{model_name}/versions/{version}/infer"})
     EXPECT_NE(paths->Find(p), nullptr) << p;
   EXPECT_EQ(Rest("POST", "/v1/openapi.json", "{}").status, 405);
 }

@@ -11,6 +11,7 @@
 
 #include "json_compare.h"
 #include "serve/api/json_codec.h"
+#include "serve/api/kserve_codec.h"
 #include "serve/core/signature.h"
 
 namespace strata::serve {
@@ -297,6 +298,156 @@ TEST(JsonWriterTest, Base64RoundTrip) {
   EXPECT_EQ(out, "foob");
   EXPECT_FALSE(Base64Decode("Z", &out));
   EXPECT_FALSE(Base64Decode("Zm9v!", &out));
+}
+
+}  // namespace
+}  // namespace strata::serve
+
+// ---- Open Inference Protocol (KServe v2) bodies (serve/api/kserve_codec.h) ----
+
+namespace strata::serve {
+namespace {
+
+std::string LengthPrefixed(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) {
+    const uint32_t n = static_cast<uint32_t>(s.size());
+    out.append(reinterpret_cast<const char*>(&n), 4);
+    out += s;
+  }
+  return out;
+}
+
+TEST(KserveCodec, DatatypeNamesRoundTrip) {
+  for (const char* name : {"BOOL", "UINT8", "UINT16", "UINT32", "UINT64", "INT8", "INT16", "INT32", "INT64", "FP16",
+                           "FP32", "FP64", "BYTES", "BF16"}) {
+    auto dtype = DTypeFromV2Datatype(name);
+    ASSERT_TRUE(dtype.ok()) << name;
+    EXPECT_EQ(V2DatatypeName(*dtype), name);
+  }
+  auto bad = DTypeFromV2Datatype("FLOAT32");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("unknown datatype 'FLOAT32'; expected one of BOOL, UINT8"), std::string::npos)
+      << bad.status().message();
+}
+
+TEST(KserveCodec, JsonDataOfEveryKind) {
+  auto r = ParseV2InferRequest(
+      R"({"inputs": [{"name": "i", "shape": [2, 2], "datatype": "INT64", "data": [[1, -2], [3, 4]]},
+                     {"name": "b", "shape": [3], "datatype": "BOOL", "data": [true, false, true]},
+                     {"name": "s", "shape": [2], "datatype": "BYTES", "data": ["ab", {"b64": "AAE="}]},
+                     {"name": "h", "shape": [1], "datatype": "FP16", "data": [1.5]},
+                     {"name": "u", "shape": [], "datatype": "UINT8", "data": [7]}]})",
+      "");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->inputs.size(), 5u);
+  EXPECT_EQ(r->inputs[0].second.shape(), (Shape{2, 2}));
+  EXPECT_EQ(r->inputs[0].second.ToVector<int64_t>(), (std::vector<int64_t>{1, -2, 3, 4}));
+  EXPECT_EQ(r->inputs[1].second.ToVector<bool>(), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(r->inputs[2].second.ToVector<std::string>(), (std::vector<std::string>{"ab", std::string("\0\1", 2)}));
+  EXPECT_EQ(static_cast<float>(r->inputs[3].second.values<Float16>()[0]), 1.5f);
+  EXPECT_EQ(r->inputs[4].second.rank(), 0);
+  EXPECT_EQ(r->inputs[4].second.values<uint8_t>()[0], 7);
+  EXPECT_TRUE(r->outputs.empty());
+  EXPECT_FALSE(r->binary_data_output);
+
+  auto range = ParseV2InferRequest(R"({"inputs": [{"name": "u", "shape": [1], "datatype": "UINT8", "data": [300]}]})",
+                                   "");
+  ASSERT_FALSE(range.ok());
+  EXPECT_NE(range.status().message().find("input 'u' (UINT8): JSON Value: 300 is out of range"), std::string::npos)
+      << range.status().message();
+}
+
+TEST(KserveCodec, BinaryDataOfEveryKind) {
+  const int32_t ints[3] = {5, -6, 7};
+  const std::string binary = std::string(reinterpret_cast<const char*>(ints), 12) + std::string("\1\0", 2) +
+                             LengthPrefixed({"hello", ""});
+  auto r = ParseV2InferRequest(
+      R"({"inputs": [{"name": "i", "shape": [3], "datatype": "INT32", "parameters": {"binary_data_size": 12}},
+                     {"name": "b", "shape": [2], "datatype": "BOOL", "parameters": {"binary_data_size": 2}},
+                     {"name": "s", "shape": [2], "datatype": "BYTES", "parameters": {"binary_data_size": 13}}],
+          "outputs": [{"name": "o1"}, {"name": "o2", "parameters": {"binary_data": false}}],
+          "parameters": {"binary_data_output": true}})",
+      binary);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->inputs[0].second.ToVector<int32_t>(), (std::vector<int32_t>{5, -6, 7}));
+  EXPECT_EQ(r->inputs[1].second.ToVector<bool>(), (std::vector<bool>{true, false}));
+  EXPECT_EQ(r->inputs[2].second.ToVector<std::string>(), (std::vector<std::string>{"hello", ""}));
+  ASSERT_EQ(r->outputs.size(), 2u);
+  EXPECT_TRUE(r->outputs[0].binary);
+  EXPECT_FALSE(r->outputs[1].binary);
+
+  // BYTES: a length prefix cut short, a length past the end, and a count that does not fit the shape.
+  auto bytes = [](const std::string& data, int shape) {
+    return ParseV2InferRequest(StrCat(R"({"inputs": [{"name": "s", "shape": [)", shape,
+                                      R"(], "datatype": "BYTES", "parameters": {"binary_data_size": )", data.size(),
+                                      "}}]}"),
+                               data);
+  };
+  auto cut = bytes(LengthPrefixed({"a"}) + std::string("\3\0", 2), 1);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().message().find("element 1 has a truncated 4-byte length prefix"), std::string::npos)
+      << cut.status().message();
+  auto small = bytes(std::string("\3\0", 2), 1);
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find("needs at least 4 bytes of binary data, its binary_data_size is 2"),
+            std::string::npos)
+      << small.status().message();
+  // A huge shape is refused before anything is allocated.
+  auto huge = ParseV2InferRequest(
+      R"({"inputs": [{"name": "x", "shape": [1000000000, 1000000000], "datatype": "FP32", "data": [1]}]})", "");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(huge.status().message().find("has more than 2^48 elements"), std::string::npos) << huge.status().message();
+  huge = ParseV2InferRequest(R"({"inputs": [{"name": "x", "shape": [100000000000], "datatype": "FP32", "data": [1]}]})",
+                             "");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("needs 100000000000 elements, 'data' holds 1"), std::string::npos)
+      << huge.status().message();
+  auto past = bytes(std::string("\x09\0\0\0ab", 6), 1);
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find("element 0 declares 9 bytes but only 2 remain"), std::string::npos)
+      << past.status().message();
+  auto count = bytes(LengthPrefixed({"a", "b", "c"}), 2);
+  ASSERT_FALSE(count.ok());
+  EXPECT_NE(count.status().message().find("shape [2] needs 2 elements, the binary data holds 3"), std::string::npos)
+      << count.status().message();
+  auto both = ParseV2InferRequest(
+      R"({"inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [1],
+                      "parameters": {"binary_data_size": 4}}]})",
+      "abcd");
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("has both 'data' and parameters.binary_data_size"), std::string::npos);
+}
+
+TEST(KserveCodec, ResponseJsonAndBinary) {
+  NamedTensors outputs;
+  outputs.emplace_back("scores", Tensor::FromVector<float>({0.5f, 2.0f}, Shape{1, 2}));
+  outputs.emplace_back("labels", Tensor::FromVector<std::string>({"cat", "dog"}));
+  size_t json_size = 0;
+  std::string body = V2InferResponse("m", 3, "id\"1", outputs, {false, false}, &json_size);
+  EXPECT_EQ(json_size, body.size());
+  testing::ExpectJsonEq(body, R"({"model_name": "m", "model_version": "3", "id": "id\"1", "outputs": [
+      {"name": "scores", "datatype": "FP32", "shape": [1, 2], "data": [0.5, 2.0]},
+      {"name": "labels", "datatype": "BYTES", "shape": [2], "data": ["cat", "dog"]}]})");
+  body = V2InferResponse("m", 3, "", outputs, {true, true}, &json_size);
+  testing::ExpectJsonEq(body.substr(0, json_size), R"({"model_name": "m", "model_version": "3", "outputs": [
+      {"name": "scores", "datatype": "FP32", "shape": [1, 2], "parameters": {"binary_data_size": 8}},
+      {"name": "labels", "datatype": "BYTES", "shape": [2], "parameters": {"binary_data_size": 14}}]})");
+  const float floats[2] = {0.5f, 2.0f};
+  EXPECT_EQ(body.substr(json_size),
+            std::string(reinterpret_cast<const char*>(floats), 8) + LengthPrefixed({"cat", "dog"}));
+}
+
+TEST(KserveCodec, ModelMetadataMarksUnknownDims) {
+  SignatureDef sig;
+  sig.inputs.push_back({"img", "img", DType::kUInt8, PartialShape::Of({Dim::Symbol("batch"), Dim(28), Dim()})});
+  sig.outputs.push_back({"any", "any", DType::kBFloat16, PartialShape::Unknown()});
+  testing::ExpectJsonEq(V2ModelMetadata("mnist", {2, 1}, "onnx", sig),
+               R"({"name": "mnist", "versions": ["2", "1"], "platform": "onnx",
+                   "inputs": [{"name": "img", "datatype": "UINT8", "shape": [-1, 28, -1]}],
+                   "outputs": [{"name": "any", "datatype": "BF16", "shape": [-1]}]})");
 }
 
 }  // namespace

@@ -60,6 +60,8 @@ void AppendJsonString(std::string* out, std::string_view s);
 // ".0" appended when the text has neither '.' nor an exponent (3 → "3.0"), as TF Serving writes them.
 void AppendJsonFloat(std::string* out, float v);
 void AppendJsonDouble(std::string* out, double v);
+// Element `i` of `t` as a JSON scalar (numbers as above, bool as true/false, strings as JSON strings).
+void AppendJsonElement(std::string* out, const Tensor& t, int64_t i);
 
 // Base64 (standard alphabet, '=' padding; decoding also accepts missing padding and the URL-safe alphabet).
 std::string Base64Encode(std::string_view bytes);

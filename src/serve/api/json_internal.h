@@ -20,6 +20,8 @@ std::string_view JsonTypeName(const dom::element& e);
 std::string Truncated(const dom::element& e);
 // An object with exactly one key "b64" whose value is a string.
 bool IsB64(const dom::element& e, std::string_view* text);
+// Element `i` of `t` (of `dtype`) from a JSON scalar, with TF Serving's type and range checks and messages.
+Status WriteJsonScalar(const dom::element& e, DType dtype, Tensor* t, int64_t i);
 
 }  // namespace strata::serve::json_detail
 

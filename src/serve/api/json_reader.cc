@@ -241,6 +241,10 @@ StatusOr<Tensor> TensorFromJson(const dom::element& e, DType dtype) {
 
 }  // namespace
 
+namespace json_detail {
+Status WriteJsonScalar(const dom::element& e, DType dtype, Tensor* t, int64_t i) { return WriteScalar(e, dtype, t, i); }
+}  // namespace json_detail
+
 JsonRequest::Impl::~Impl() {
   if (parser) t_parsers.push_back(std::move(parser));
 }

@@ -144,6 +144,7 @@ void AppendTensorInfoMap(std::string* out, const std::vector<TensorInfo>& infos)
 }  // namespace
 
 void AppendJsonFloat(std::string* out, float v) { AppendFloating(out, v); }
+void AppendJsonElement(std::string* out, const Tensor& t, int64_t i) { AppendElement(out, t, i, false); }
 void AppendJsonDouble(std::string* out, double v) { AppendFloating(out, v); }
 
 std::string JsonError(std::string_view message) {

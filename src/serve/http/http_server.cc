@@ -277,6 +277,7 @@ class Session : public std::enable_shared_from_this<Session> {
     r.target = std::string(req.target());
     r.origin = std::string(req[http::field::origin]);
     r.request_timeout_ms = std::string(req["X-Request-Timeout-Ms"]);
+    r.inference_header_content_length = std::string(req["Inference-Header-Content-Length"]);
     const std::string encoding(req[http::field::content_encoding]);
     busy_ = true;
     ++impl_->in_flight;

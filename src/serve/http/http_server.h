@@ -20,6 +20,7 @@ struct HttpRequest {
   std::string body;    // decompressed when Content-Encoding was gzip
   std::string origin;  // Origin header
   std::string request_timeout_ms;  // X-Request-Timeout-Ms header (strata extension), "" when absent
+  std::string inference_header_content_length;  // Open Inference Protocol binary extension, "" when absent
   std::chrono::steady_clock::time_point received;
 };
 

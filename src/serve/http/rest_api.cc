@@ -102,6 +102,14 @@ void RestApi::Handle(HttpRequest&& request, Responder respond) {
     }
     return respond(std::move(r));
   }
+  if (path.compare(0, 3, "/v2") == 0 && (path.size() == 3 || path[3] == '/')) {
+    const Deadline deadline = RequestDeadline(request, options_.timeout_ms);
+    if (!options_.cors) return v2_.Handle(std::move(request), path, deadline, std::move(respond));
+    return v2_.Handle(std::move(request), path, deadline, [respond = std::move(respond)](HttpResponse r) {
+      AddCors(&r);
+      respond(std::move(r));
+    });
+  }
   if (!StartsWithNoCase(path, "/v1/")) return respond(NotFoundHtml());
   if (request.method == "OPTIONS") {
     HttpResponse r;

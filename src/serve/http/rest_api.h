@@ -1,11 +1,12 @@
-// The REST front end: TF Serving's /v1 API over the Predictor, plus /healthz, /readyz, GET /v1/models and the
-// Prometheus endpoint. A thin adapter: URL → route, JSON → request structs, Status → HTTP code and {"error": ...}.
+// The REST front end: TF Serving's /v1 API over the Predictor, the Open Inference Protocol's /v2 (kserve_v2.h),
+// plus /healthz, /readyz, GET /v1/models and the Prometheus endpoint. A thin adapter: URL → route, JSON → request structs, Status → HTTP code and {"error": ...}.
 #pragma once
 
 #include <string>
 
 #include "serve/core/predictor.h"
 #include "serve/http/http_server.h"
+#include "serve/http/kserve_v2.h"
 #include "serve/metrics.h"
 
 namespace strata::serve {
@@ -20,7 +21,7 @@ struct RestOptions {
 class RestApi {
  public:
   RestApi(Predictor* predictor, ServingMetrics* metrics, RestOptions options)
-      : predictor_(predictor), metrics_(metrics), options_(std::move(options)) {}
+      : predictor_(predictor), metrics_(metrics), options_(std::move(options)), v2_(predictor) {}
 
   // The HttpHandler.
   void Handle(HttpRequest&& request, Responder respond);
@@ -36,6 +37,7 @@ class RestApi {
   Predictor* predictor_;
   ServingMetrics* metrics_;
   RestOptions options_;
+  KserveV2Api v2_;  // the Open Inference Protocol routes under /v2
 };
 
 }  // namespace strata::serve

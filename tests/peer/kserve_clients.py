@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""An unchanged Open Inference Protocol (KServe v2) client against a real `strata serve` (peer test; run with the
+peers venv's python).
+
+    tests/peer/kserve_clients.py BUILD/strata
+
+tritonclient.http (from PyPI, not modified) against half_plus_two (y = 0.5 x + 2, ONNX) on the REST port of a
+server with --enable_batching (so v2 inference goes through the batcher; the C++ e2e tests cover the unbatched path):
+is_server_live, is_server_ready, get_server_metadata, is_model_ready (also for a version, and False for an unknown
+model), get_model_metadata (name, versions, FP32 input x and output y with shape [-1]), infer with JSON tensors and
+with the binary tensor data extension (inputs and outputs binary: the client's default) giving [2.5, 3.0, 4.5], and
+an infer with a wrong datatype failing with the server's message while the server stays up.
+
+Prints one line per check and "N passed, M failed"; exits 1 when a check failed. Loopback only, bounded in time.
+"""
+import os, subprocess, sys, tempfile, time
+
+try:
+    import numpy as np
+    from peer_util import free_port, half_plus_two
+    import tritonclient.http as httpclient
+    from tritonclient.utils import InferenceServerException
+except ImportError as e:
+    print(f'peers venv missing ({e}): run scripts/install-deps.sh --peers')
+    sys.exit(77)
+
+X = np.array([1.0, 2.0, 5.0], dtype=np.float32)
+WANT = [2.5, 3.0, 4.5]
+
+
+def check_health(c):
+    problems = []
+    if not c.is_server_live():
+        problems.append('is_server_live is False')
+    if not c.is_server_ready():
+        problems.append('is_server_ready is False')
+    md = c.get_server_metadata()
+    if md.get('name') != 'strata' or 'binary_tensor_data' not in md.get('extensions', []):
+        problems.append(f'get_server_metadata: {md}')
+    if not c.is_model_ready('half_plus_two'):
+        problems.append('is_model_ready(half_plus_two) is False')
+    if not c.is_model_ready('half_plus_two', '1'):
+        problems.append('is_model_ready(half_plus_two, 1) is False')
+    if c.is_model_ready('no_such_model'):
+        problems.append('is_model_ready(no_such_model) is True')
+    if not problems:
+        print(f'    live, ready, server metadata {md}, model ready')
+    return problems
+
+
+def check_metadata(c):
+    md = c.get_model_metadata('half_plus_two')
+    want = {'name': 'half_plus_two', 'versions': ['1'],
+            'platform': 'onnx', 'inputs': [{'name': 'x', 'datatype': 'FP32', 'shape': [-1]}],
+            'outputs': [{'name': 'y', 'datatype': 'FP32', 'shape': [-1]}]}
+    got = {k: md.get(k) for k in want}
+    if got != want:
+        return [f'get_model_metadata: {md}, want {want}']
+    md1 = c.get_model_metadata('half_plus_two', '1')
+    if md1.get('inputs') != want['inputs']:
+        return [f'get_model_metadata(version 1): {md1}']
+    print(f'    metadata {md}')
+    return []
+
+
+def infer(c, binary, version=''):
+    inp = httpclient.InferInput('x', list(X.shape), 'FP32')
+    inp.set_data_from_numpy(X, binary_data=binary)
+    out = httpclient.InferRequestedOutput('y', binary_data=binary)
+    return c.infer('half_plus_two', [inp], model_version=version, outputs=[out], request_id='r1')
+
+
+def check_infer_json(c):
+    r = infer(c, binary=False)
+    got = r.as_numpy('y').tolist()
+    resp = r.get_response()
+    if got != WANT or resp.get('model_name') != 'half_plus_two' or resp.get('id') != 'r1':
+        return [f'infer (JSON): {got} {resp}, want {WANT}']
+    if 'data' not in resp['outputs'][0]:
+        return [f'infer (JSON): the output is not JSON data: {resp}']
+    print(f'    JSON infer {got}')
+    return []
+
+
+def check_infer_binary(c):
+    problems = []
+    r = infer(c, binary=True, version='1')
+    got = r.as_numpy('y').tolist()
+    out = r.get_output('y')
+    if got != WANT or out.get('parameters', {}).get('binary_data_size') != 12:
+        problems.append(f'infer (binary, version 1): {got} {out}, want {WANT} in 12 bytes')
+    # No outputs named: the client asks for every output in binary (binary_data_output).
+    inp = httpclient.InferInput('x', [3], 'FP32')
+    inp.set_data_from_numpy(X)
+    got = c.infer('half_plus_two', [inp]).as_numpy('y').tolist()
+    if got != WANT:
+        problems.append(f'infer (binary, every output): {got}, want {WANT}')
+    if not problems:
+        print(f'    binary infer {got}')
+    return problems
+
+
+def check_concurrent(c, port):
+    """Eight clients at once, each with its own values: the batcher must hand every one its own rows back."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(k):
+        client = httpclient.InferenceServerClient(f'127.0.0.1:{port}', connection_timeout=30, network_timeout=30)
+        x = np.arange(k + 1, dtype=np.float32) * (k + 1)
+        inp = httpclient.InferInput('x', list(x.shape), 'FP32')
+        inp.set_data_from_numpy(x)
+        for _ in range(10):
+            got = client.infer('half_plus_two', [inp]).as_numpy('y').tolist()
+            if got != (0.5 * x + 2).tolist():
+                return f'client {k}: {got}, want {(0.5 * x + 2).tolist()}'
+        return None
+
+    with ThreadPoolExecutor(8) as pool:
+        problems = [p for p in pool.map(one, range(8)) if p]
+    if not problems:
+        print('    8 concurrent clients x 10 binary infers: every answer right')
+    return problems
+
+
+def check_bad_input(c):
+    inp = httpclient.InferInput('x', [3], 'INT32')
+    inp.set_data_from_numpy(np.array([1, 2, 5], dtype=np.int32), binary_data=False)
+    try:
+        c.infer('half_plus_two', [inp])
+        return ['an INT32 input to an FP32 model was accepted']
+    except InferenceServerException as e:
+        msg = e.message()
+        if "input 'x'" not in msg or 'float32' not in msg:
+            return [f'wrong datatype: the message {msg!r} does not name the input and the expected type']
+    if not c.is_server_live() or infer(c, binary=True).as_numpy('y').tolist() != WANT:
+        return ['the server did not stay up after a bad request']
+    print(f'    bad datatype refused: {msg}')
+    return []
+
+
+def main():
+    strata = os.path.abspath(sys.argv[1])
+    work = tempfile.mkdtemp(prefix='strata_kserve_peer_')
+    os.makedirs(os.path.join(work, 'half_plus_two', '1'))
+    half_plus_two(os.path.join(work, 'half_plus_two', '1', 'model.onnx'))
+    port = free_port()
+    log = open(os.path.join(work, 'server.log'), 'w')
+    proc = subprocess.Popen([strata, 'serve', '--host', '127.0.0.1', '--port=0', f'--rest_api_port={port}',
+                             '--model_name=half_plus_two', f'--model_base_path={work}/half_plus_two',
+                             '--enable_batching'],
+                            stdout=log, stderr=subprocess.STDOUT)
+    passed = failed = 0
+    try:
+        c = httpclient.InferenceServerClient(f'127.0.0.1:{port}', connection_timeout=30, network_timeout=30)
+        deadline = time.time() + 30
+        while time.time() < deadline:  # until the server answers and the version is AVAILABLE
+            try:
+                if c.is_model_ready('half_plus_two'):
+                    break
+            except Exception:
+                pass
+            if proc.poll() is not None:
+                raise RuntimeError(f'strata serve exited with {proc.returncode}')
+            time.sleep(0.2)
+        for name, fn in (('health', check_health), ('metadata', check_metadata), ('infer_json', check_infer_json),
+                         ('infer_binary', check_infer_binary),
+                         ('concurrent', lambda c: check_concurrent(c, port)), ('bad_input', check_bad_input)):
+            try:
+                problems = fn(c)
+            except Exception as e:
+                problems = [f'{type(e).__name__}: {e}']
+            print(f'{name}: {"ok" if not problems else "FAILED"}')
+            for p in problems:
+                print(f'    {p}')
+            passed += not problems
+            failed += bool(problems)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    print(f'{passed} passed, {failed} failed')
+    if failed:
+        print(open(os.path.join(work, 'server.log')).read()[-3000:])
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
