@@ -62,6 +62,14 @@ TEST(DnnlBf16Test, Convolutions) {
   RunOpCase(Bf16(FusedConv("bias + relu", {2, 32, 8, 8}, {32, 32, 3, 3}, false, "Relu", pad1)));
   RunOpCase(Bf16(FusedConv("bias + residual + relu", {2, 32, 8, 8}, {32, 32, 3, 3}, true, "Relu", pad1)));
   RunOpCase(Bf16(FusedConv("1x1 residual, no activation", {1, 64, 6, 6}, {64, 64, 1, 1}, true, "", {})));
+  RunOpCase(Bf16(Conv("depthwise 3x3, 32 channels", {2, 32, 9, 9}, {32, 1, 3, 3},
+                      {{"group", AInt(32)}, {"pads", AInts({1, 1, 1, 1})}})));
+  RunOpCase(Bf16(Conv("groups 2", {1, 32, 8, 8}, {32, 16, 3, 3}, {{"group", AInt(2)}, {"pads", AInts({1, 1, 1, 1})}})));
+  RunOpCase(Bf16(Conv("1-D", {2, 16, 20}, {32, 16, 3}, {})));
+  OpCase deconv = Conv("ConvTranspose stride 2", {1, 16, 5, 5}, {16, 8, 3, 3}, {{"strides", AInts({2, 2})}});
+  deconv.op_type = "ConvTranspose";
+  deconv.inputs[2] = RandomF({8}, 3);
+  RunOpCase(Bf16(deconv));
   // The same layer in fp32 (the default) keeps the float32 kernel and the tight tolerance.
   OpCase fp32 = FusedConv("fp32: bias + residual + relu", {2, 32, 8, 8}, {32, 32, 3, 3}, true, "Relu", pad1);
   fp32.kernel_name = "dnnl";
