@@ -167,6 +167,19 @@ std::string_view ConvAlgorithmName(ConvAlgorithm a);  // "auto", "direct"
 // Parses "auto" or "direct"; InvalidArgument naming `where` otherwise.
 StatusOr<ConvAlgorithm> ParseConvAlgorithm(std::string_view text, std::string_view where = "conv_algorithm");
 
+// The arithmetic of the heavy inference kernels (`--precision`). Under kBf16 the oneDNN convolution, MatMul and Gemm
+// kernels convert their weights to bfloat16 once at plan time and their activations on the way in, multiply in
+// bfloat16 with float32 accumulation and write float32: tensors between kernels, the model's inputs and outputs and
+// every other op stay float32. Where the CPU has no native bfloat16 kernels (avx512_bf16), fp32 runs instead, with a
+// warning. Inference only (training ignores it).
+enum class Precision {
+  kFp32,
+  kBf16,
+};
+std::string_view PrecisionName(Precision p);  // "fp32", "bf16"
+// Parses "fp32" or "bf16"; InvalidArgument naming `where` otherwise.
+StatusOr<Precision> ParsePrecision(std::string_view text, std::string_view where = "precision");
+
 struct SessionOptions {
   int intra_op_threads = 0;       // 0 = leave the process setting alone
   size_t memory_limit_bytes = 0;  // 0 = no limit; over it gives RESOURCE_EXHAUSTED naming node, bytes and limit
@@ -174,6 +187,7 @@ struct SessionOptions {
   bool use_fast_kernels = true;   // false = reference kernels only
   bool plan_memory = true;        // static memory plan (one arena per run state)
   ConvAlgorithm conv_algorithm = ConvAlgorithm::kAuto;
+  Precision precision = Precision::kFp32;
   // The plan cache: one compiled plan per distinct set of input shapes, least recently used evicted first. Bounded by
   // count and by the bytes the plans hold of their own (arenas, folded constants; 0 = no bound of that kind). The
   // newest plan always stays. Under memory_limit_bytes, an allocation that fails evicts idle plans and retries once.

@@ -60,6 +60,7 @@ struct ServerOptions {
   int64_t plan_cache_max_plans = 32;
   int64_t plan_cache_max_bytes = int64_t{1} << 30;
   std::string conv_algorithm = "auto";   // --conv_algorithm: auto (Winograd where it pays) or direct
+  std::string precision = "fp32";        // --precision: fp32, or bf16 (convolutions and matmuls in bfloat16)
   bool enable_batching = false;          // --enable_batching
   std::string batching_parameters_file;  // --batching_parameters_file: text BatchingParameters
   bool enable_model_warmup = true;       // --enable_model_warmup

@@ -25,7 +25,8 @@ struct BenchArgs {
 Status Bench(const BenchArgs& args) {
   if (args.batch < 1) return InvalidArgumentError("--batch must be >= 1, got ", args.batch);
   if (args.iters < 1) return InvalidArgumentError("--iters must be >= 1, got ", args.iters);
-  STRATA_ASSIGN_OR_RETURN(LoadedModel lm, LoadModelSession(args.model, Globals().threads, 0, Globals().conv_algorithm));
+  STRATA_ASSIGN_OR_RETURN(LoadedModel lm, LoadModelSession(args.model, Globals().threads, 0, Globals().conv_algorithm,
+                                                           Globals().precision));
   std::map<std::string, std::vector<int64_t>> overrides;
   for (const std::string& spec : args.shapes) {
     STRATA_ASSIGN_OR_RETURN(auto kv, SplitAssignment(spec, "--shape"));
@@ -117,6 +118,7 @@ void AddBenchCommand(CLI::App& app) {
                   "NAME=FILE.npy feeds that file (its shape wins) instead of random data (repeatable)");
   cmd->add_option("--threads", Globals().threads, "Intra-op threads (default: one per core)");
   AddConvAlgorithmOption(cmd, &Globals().conv_algorithm);
+  AddPrecisionOption(cmd, &Globals().precision);
   cmd->add_option("--warmup", args->warmup, "Untimed runs first (default 5)");
   cmd->add_option("--iters", args->iters, "Timed runs (default 20)");
   cmd->add_flag("--json", args->json, "Print one JSON object");

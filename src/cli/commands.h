@@ -18,11 +18,14 @@ int ReportError(const Status& status);
 struct GlobalOptions {
   int threads = 0;  // --threads / --intra_op_threads; 0 = one per core
   graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;  // --conv_algorithm
+  graph::Precision precision = graph::Precision::kFp32;               // --precision
   bool verbose = false;
 };
 GlobalOptions& Globals();
 // Adds --conv_algorithm auto|direct (SessionOptions::conv_algorithm) to a subcommand.
 void AddConvAlgorithmOption(CLI::App* cmd, graph::ConvAlgorithm* out);
+// Adds --precision fp32|bf16 (SessionOptions::precision) to a subcommand.
+void AddPrecisionOption(CLI::App* cmd, graph::Precision* out);
 
 void AddVersionCommand(CLI::App& app);
 void AddConformanceCommand(CLI::App& app);

@@ -15,7 +15,8 @@ struct InspectArgs {
 };
 
 Status Inspect(const InspectArgs& args) {
-  STRATA_ASSIGN_OR_RETURN(LoadedModel lm, LoadModelSession(args.model, Globals().threads, 0, Globals().conv_algorithm));
+  STRATA_ASSIGN_OR_RETURN(LoadedModel lm, LoadModelSession(args.model, Globals().threads, 0, Globals().conv_algorithm,
+                                                           Globals().precision));
   const graph::Model& m = *lm.model;
   std::printf("model:     %s\n", args.model.c_str());
   std::printf("producer:  %s %s, IR v%lld", m.producer_name.c_str(), m.producer_version.c_str(),
@@ -59,6 +60,7 @@ void AddInspectCommand(CLI::App& app) {
   cmd->add_option("model", args->model, "The .onnx file")->required();
   cmd->add_option("--batch", args->batch, "Batch size used for the memory plan (default 1)");
   AddConvAlgorithmOption(cmd, &Globals().conv_algorithm);
+  AddPrecisionOption(cmd, &Globals().precision);
   cmd->callback([args] {
     Status s = Inspect(*args);
     if (!s.ok()) ReportError(s);

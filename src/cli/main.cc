@@ -31,6 +31,15 @@ void AddConvAlgorithmOption(CLI::App* cmd, graph::ConvAlgorithm* out) {
       ->check(CLI::IsMember({"auto", "direct"}));
 }
 
+void AddPrecisionOption(CLI::App* cmd, graph::Precision* out) {
+  cmd->add_option_function<std::string>(
+         "--precision", [out](const std::string& v) { *out = graph::ParsePrecision(v).value(); },
+         "fp32 (default); bf16: convolutions and matmuls compute in bfloat16 with float32 accumulation (weights "
+         "converted once at load; inputs, outputs and other ops stay float32; float32 with a warning on a CPU "
+         "without avx512_bf16)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
+}
+
 void AddVersionCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("version", "Print the strata version");
   cmd->callback([] { std::printf("strata 0.1.0\n"); });

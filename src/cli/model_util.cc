@@ -6,7 +6,7 @@
 namespace strata::cli {
 
 StatusOr<LoadedModel> LoadModelSession(const std::string& path, int threads, size_t memory_limit_bytes,
-                                       graph::ConvAlgorithm conv_algorithm) {
+                                       graph::ConvAlgorithm conv_algorithm, graph::Precision precision) {
   LoadedModel out;
   STRATA_ASSIGN_OR_RETURN(graph::Model m, onnx::LoadModel(path));
   out.model = std::make_shared<graph::Model>(std::move(m));
@@ -14,6 +14,7 @@ StatusOr<LoadedModel> LoadModelSession(const std::string& path, int threads, siz
   opts.intra_op_threads = threads;
   opts.memory_limit_bytes = memory_limit_bytes;
   opts.conv_algorithm = conv_algorithm;
+  opts.precision = precision;
   auto s = graph::Session::Create(out.model, opts);
   if (!s.ok()) return Status(s.status()).WithContext(path);
   out.session = std::move(s).value();

@@ -18,7 +18,8 @@ struct LoadedModel {
 
 // Loads an .onnx file and compiles a Session; errors name the file.
 StatusOr<LoadedModel> LoadModelSession(const std::string& path, int threads, size_t memory_limit_bytes = 0,
-                                       graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto);
+                                       graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto,
+                                       graph::Precision precision = graph::Precision::kFp32);
 
 // Parses "NAME=VALUE" (e.g. --input x=a.npy, --shape x=1,3,224,224).
 StatusOr<std::pair<std::string, std::string>> SplitAssignment(const std::string& arg, const char* flag);

@@ -17,7 +17,8 @@ struct RunArgs {
 };
 
 Status RunModel(const RunArgs& args) {
-  STRATA_ASSIGN_OR_RETURN(LoadedModel lm, LoadModelSession(args.model, Globals().threads, 0, Globals().conv_algorithm));
+  STRATA_ASSIGN_OR_RETURN(LoadedModel lm, LoadModelSession(args.model, Globals().threads, 0, Globals().conv_algorithm,
+                                                           Globals().precision));
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const std::string& spec : args.inputs) {
     STRATA_ASSIGN_OR_RETURN(auto kv, SplitAssignment(spec, "--input"));
@@ -50,6 +51,7 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--output-dir", args->output_dir, "Write <output name>.npy for each output here");
   cmd->add_option("--threads", Globals().threads, "Intra-op threads (default: one per core)");
   AddConvAlgorithmOption(cmd, &Globals().conv_algorithm);
+  AddPrecisionOption(cmd, &Globals().precision);
   cmd->callback([args] {
     Status s = RunModel(*args);
     if (!s.ok()) ReportError(s);

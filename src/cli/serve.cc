@@ -159,6 +159,10 @@ void AddServeCommand(CLI::App& app) {
   cmd->add_option("--conv_algorithm", o.conv_algorithm,
                   "auto: Winograd for the 3x3 convolutions where it measured faster; direct: direct kernels only")
       ->check(CLI::IsMember({"auto", "direct"}));
+  cmd->add_option("--precision", o.precision,
+                  "fp32 (default); bf16: convolutions and matmuls in bfloat16 with float32 accumulation (float32 with "
+                  "a warning on a CPU without avx512_bf16)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_option("--max_status_history", o.max_status_history, "END versions kept per model in status (default 8)");
   cmd->add_option("--shutdown_grace_ms", o.shutdown_grace_ms, "How long SIGTERM waits for in-flight requests");
   cmd->add_flag("--enable_metrics", args->enable_metrics,

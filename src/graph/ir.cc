@@ -196,6 +196,14 @@ StatusOr<ConvAlgorithm> ParseConvAlgorithm(std::string_view text, std::string_vi
   return InvalidArgumentError(where, " expects 'auto' or 'direct', got '", text, "'");
 }
 
+std::string_view PrecisionName(Precision p) { return p == Precision::kBf16 ? "bf16" : "fp32"; }
+
+StatusOr<Precision> ParsePrecision(std::string_view text, std::string_view where) {
+  if (text == "fp32") return Precision::kFp32;
+  if (text == "bf16") return Precision::kBf16;
+  return InvalidArgumentError(where, " expects 'fp32' or 'bf16', got '", text, "'");
+}
+
 namespace {
 
 void CollectOuterInputs(const Node& node, std::set<std::string>* out);

@@ -274,7 +274,7 @@ Status Plan::AssignKernels(const SessionOptions& options) {
     }
     for (int id : step.outputs)
       outs.push_back(id < 0 ? kUnknown : ops::ValueType{values_[id].dtype, values_[id].shape});
-    ops::KernelInit init{*step.node, ins, outs, options.conv_algorithm};
+    ops::KernelInit init{*step.node, ins, outs, options.conv_algorithm, options.precision};
     if (options.use_fast_kernels) {
       for (const ops::KernelEntry& entry : step.schema->kernels) {
         auto k = entry.create(init);

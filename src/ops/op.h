@@ -152,6 +152,8 @@ struct KernelInit {
   std::span<const ValueType> outputs;
   // SessionOptions::conv_algorithm: whether convolution kernels may use Winograd.
   graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;
+  // SessionOptions::precision: whether the oneDNN convolution and matmul kernels compute in bfloat16.
+  graph::Precision precision = graph::Precision::kFp32;
 };
 
 // Creates a kernel for this node, or returns Unimplemented with the reason it does not apply (shown by

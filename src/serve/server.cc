@@ -58,6 +58,7 @@ Status ValidateOptions(const ServerOptions& o) {
     return InvalidArgumentError("--rest_api_max_inflight_body_bytes must be positive, got ",
                                 o.rest_max_inflight_body_bytes);
   STRATA_RETURN_IF_ERROR(graph::ParseConvAlgorithm(o.conv_algorithm, "--conv_algorithm").status());
+  STRATA_RETURN_IF_ERROR(graph::ParsePrecision(o.precision, "--precision").status());
   return Status::OK();
 }
 
@@ -143,7 +144,8 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   mo.max_status_history = o.max_status_history;
   mo.unload_drain_ms = std::max<int64_t>(o.shutdown_grace_ms, 1000);
   LoadOptions lo{o.intra_op_threads, o.model_memory_limit_bytes, o.plan_cache_max_plans, o.plan_cache_max_bytes,
-                 graph::ParseConvAlgorithm(o.conv_algorithm).value()};  // validated by ValidateOptions
+                 graph::ParseConvAlgorithm(o.conv_algorithm).value(),  // validated by ValidateOptions
+                 graph::ParsePrecision(o.precision).value()};
   WarmupOptions wo{o.enable_model_warmup, o.num_request_iterations_for_warmup};
   mo.loader = [lo, wo, metrics](const std::string& name, int64_t version,
                                 const std::string& dir) -> StatusOr<std::shared_ptr<Servable>> {

@@ -170,7 +170,7 @@ void RunOpCase(const OpCase& c) {
     fast_atol[i] = std::max(fast_atol[i], c.fast_tol_of_max * max_abs);
   }
   for (const ops::KernelEntry& entry : schema->kernels) {
-    auto k = entry.create(ops::KernelInit{node, in_vt, out_vt, c.conv_algorithm});
+    auto k = entry.create(ops::KernelInit{node, in_vt, out_vt, c.conv_algorithm, c.precision});
     if (entry.name == c.kernel) {
       if (c.expect_decline) {
         EXPECT_FALSE(k.ok()) << "kernel " << entry.name << " was expected to decline this row";
@@ -205,6 +205,7 @@ void RunOpCase(const OpCase& c) {
     opts.use_fast_kernels = fast;
     opts.optimize = fast;
     opts.conv_algorithm = c.conv_algorithm;
+    opts.precision = c.precision;
     auto session = graph::Session::Create(model, opts);
     ASSERT_TRUE(session.ok()) << session.status().ToString();
     for (int rep = 0; rep < 2; ++rep) {  // the second run reuses the plan and its arena

@@ -43,8 +43,10 @@ struct OpCase {
   std::string kernel_name;
   // SessionOptions::conv_algorithm for the fast kernels and the planned executor.
   graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;
-  // Fast kernels whose rounding differs by design (Winograd): they are also allowed an absolute error of this much
-  // times the largest magnitude of the reference output (0 = only rtol/atol).
+  // SessionOptions::precision for the fast kernels and the planned executor (bf16 rows set fast_tol_of_max too).
+  graph::Precision precision = graph::Precision::kFp32;
+  // Fast kernels whose rounding differs by design (Winograd, bfloat16): they are also allowed an absolute error of this
+  // much times the largest magnitude of the reference output (0 = only rtol/atol).
   double fast_tol_of_max = 0;
   // Gradient check: the float64 inputs to differentiate with respect to. The harness builds
   // loss = sum_k sum(output_k * R_k) with fixed random R_k, differentiates it through graph autodiff, and compares

@@ -94,6 +94,10 @@ TEST(CliTest, StartupErrorsExitNonZero) {
   EXPECT_NE(Slurp(p.log).find("model name 'a/b' contains a path or URL separator"), std::string::npos);
   p = Spawn({"--version"}, dir + "/d.log");
   EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(20)), 0);
+  // --precision takes fp32 or bf16 only (the flag of issue 13's bf16 inference).
+  p = Spawn({"--model_base_path=/x", "--precision=fp16"}, dir + "/e.log");
+  EXPECT_NE(WaitExit(p.pid, std::chrono::seconds(20)), 0);
+  EXPECT_NE(Slurp(p.log).find("--precision: fp16 not in {fp32,bf16}"), std::string::npos) << Slurp(p.log);
 }
 
 TEST(CliTest, SigtermFinishesTheRequestInFlightAndExitsZero) {

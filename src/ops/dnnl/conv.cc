@@ -6,6 +6,10 @@
 // destination and added by the sum post-op, then the activation is an eltwise post-op.
 // Winograd (winograd.h) for the 3x3 stride-1 convolutions where it pays, unless SessionOptions::conv_algorithm is
 // direct; the kernel is then named "dnnl-winograd".
+// SessionOptions::precision bf16 (on a CPU with native bfloat16 kernels): X and W are reordered into bfloat16 (W once
+// at plan time when constant), the primitive accumulates in float32 and writes float32 Y (bias, residual and
+// activation in float32); the kernel is then named "dnnl-bf16". A convolution oneDNN has no optimised bfloat16
+// implementation for runs in float32.
 // Declines: other dtypes, empty tensors, unknown shapes, and whatever oneDNN has no implementation for (e.g. a
 // ConvTranspose whose output_shape asks for more than the full result: a negative end pad).
 #include "ops/defs/fused/activation.h"
@@ -20,6 +24,7 @@ namespace {
 struct ConvSpec {
   bool transpose = false;
   bool nhwc = false;        // strata.ChannelsLast: X, Z and Y are [N, H, W, C]
+  bool bf16 = false;        // X and W in bfloat16 (Y, bias and Z stay float32)
   int residual_input = -1;  // FusedConv's Z
   Activation act;
 };
@@ -93,7 +98,9 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
   const Md src_user = ActivationMd(x, spec.nhwc), dst_user = ActivationMd(y, spec.nhwc);
   // The layout is left to oneDNN for runtime weights too (training feeds them every step): reordering them each run
   // costs far less than the plain-layout GEMM convolution oneDNN falls back on otherwise.
-  const Md w_want = AnyMd(w_user.dims());
+  const auto f32 = dnnl::memory::data_type::f32;
+  const auto in_type = spec.bf16 ? dnnl::memory::data_type::bf16 : f32;
+  const Md w_want = AnyMd(w_user.dims(), in_type);
   const Md bias_md = has_bias ? PlainMd(k.input_shape(2)) : Md();
   const auto prop = dnnl::prop_kind::forward_inference;
   dnnl::primitive prim;
@@ -115,7 +122,7 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
   };
   // Winograd where the rule in winograd.h allows it and oneDNN has it: its blocked layouts are reordered in and out
   // (the rule's figures count those reorders for channels-last regions).
-  const bool winograd = !spec.transpose && TryWinograd(init, x, w, win, group, /*backward=*/false, [&] {
+  const bool winograd = !spec.transpose && !spec.bf16 && TryWinograd(init, x, w, win, group, /*backward=*/false, [&] {
     make(AnyMd(ToDims(x)), AnyMd(ToDims(y)), Alg::convolution_winograd);
     return pd;
   });
@@ -124,14 +131,15 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
   bool direct = false;
   if (spec.nhwc && !winograd) {
     try {
-      make(src_user, dst_user);
+      make(Md(ToDims(x), in_type, Tag::nhwc), dst_user);
       direct = !IsRefImpl(pd);
     } catch (const dnnl::error&) {
       direct = false;
     }
   }
-  if (!direct && !winograd) make(AnyMd(ToDims(x)), AnyMd(ToDims(y)));
+  if (!direct && !winograd) make(AnyMd(ToDims(x), in_type), AnyMd(ToDims(y)));
   if (winograd) k.set_name(kWinogradKernelName);
+  if (spec.bf16) k.set_name(kBf16KernelName);
   if (IsRefImpl(pd)) return Decline("oneDNN offers only its reference implementation (", pd.impl_info_str(), ")");
   std::vector<std::pair<int, int>> args;
   args.emplace_back(DNNL_ARG_SRC, k.Input(0, pd.src_desc(0), &src_user));
@@ -153,10 +161,20 @@ int64_t ConvFlops(const KernelInit& init, bool transpose) {
   return 2 * big.NumElements() * w.Product(1, w.rank());
 }
 
-StatusOr<std::unique_ptr<Kernel>> Create(const KernelInit& init, const ConvSpec& spec, std::string_view what) {
+StatusOr<std::unique_ptr<Kernel>> Create(const KernelInit& init, ConvSpec spec, std::string_view what) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
-  return BuildKernel(
-      init, what, [&](PrimitiveKernel& k) { return BuildConv(k, init, spec); }, ConvFlops(init, spec.transpose));
+  auto build = [&] {
+    return BuildKernel(
+        init, what, [&](PrimitiveKernel& k) { return BuildConv(k, init, spec); }, ConvFlops(init, spec.transpose));
+  };
+  spec.bf16 = UseBf16(init);
+  if (spec.bf16) {
+    auto k = build();
+    if (k.ok() || k.status().code() != StatusCode::kUnimplemented) return k;
+    LogStaysFloat32(init, k.status());
+    spec.bf16 = false;
+  }
+  return build();
 }
 
 }  // namespace

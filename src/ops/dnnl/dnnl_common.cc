@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/logging.h"
+
 namespace strata::ops::onednn {
 namespace {
 
@@ -61,15 +63,15 @@ Dims ToDims(const Shape& s) {
   return Dims(s.begin(), s.end());
 }
 
-Md PlainMd(const Dims& d) {
+Md PlainMd(const Dims& d, dnnl::memory::data_type dt) {
   Dims strides(d.size(), 1);
   for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * d[i + 1];
-  return Md(d, dnnl::memory::data_type::f32, strides);
+  return Md(d, dt, strides);
 }
 
 Md PlainMd(const Shape& s) { return PlainMd(ToDims(s)); }
 
-Md AnyMd(const Dims& d) { return Md(d, dnnl::memory::data_type::f32, Tag::any); }
+Md AnyMd(const Dims& d, dnnl::memory::data_type dt) { return Md(d, dt, Tag::any); }
 
 Shape NhwcToNchw(const Shape& s) { return s.rank() == 4 ? Shape{s[0], s[3], s[1], s[2]} : s; }
 
@@ -123,6 +125,32 @@ bool HasNaN(const Tensor& t, bool nonfinite) {
 bool IsRefImpl(const dnnl::primitive_desc_base& pd) {
   const char* info = pd.impl_info_str();
   return info != nullptr && std::strncmp(info, "ref", 3) == 0;
+}
+
+// ---- bfloat16 ----
+
+bool NativeBf16() {
+  static const bool native = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+    return (isa & bf16) == bf16;
+  }();
+  return native;
+}
+
+bool UseBf16(const KernelInit& init) {
+  if (init.precision != graph::Precision::kBf16) return false;
+  if (NativeBf16()) return true;
+  static std::once_flag warned;
+  std::call_once(warned, [] {
+    LogWarning("--precision bf16: this CPU has no native bfloat16 kernels (oneDNN's avx512_core_bf16 ISA, which "
+               "needs avx512_bf16), so the model runs in float32");
+  });
+  return false;
+}
+
+void LogStaysFloat32(const KernelInit& init, const Status& why) {
+  if (VerboseEnabled("dispatch")) LogInfo("dispatch: ", init.node.Describe(), ": stays float32: ", why.message());
 }
 
 // ---- threads ----

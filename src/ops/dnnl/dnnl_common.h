@@ -68,11 +68,11 @@ dnnl::primitive_attr Attr(const dnnl::post_ops& po);
 // ---- shapes and memory descriptors ----
 
 Dims ToDims(const Shape& s);
-// float32, row-major; a scalar is described as [1].
+// float32 (or `dt`), row-major; a scalar is described as [1].
 Md PlainMd(const Shape& s);
-Md PlainMd(const Dims& d);
-// float32 with the layout left to the primitive.
-Md AnyMd(const Dims& d);
+Md PlainMd(const Dims& d, dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
+// float32 (or `dt`) with the layout left to the primitive.
+Md AnyMd(const Dims& d, dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
 // Activations of strata.ChannelsLast nodes: a 4-D [N, H, W, C] tensor seen as oneDNN's NCHW dims in nhwc layout.
 Shape NhwcToNchw(const Shape& nhwc);
 // The memory of an activation with NCHW shape `nchw`: plain, or nhwc when `nhwc` (the tensor is then [N, H, W, C]).
@@ -88,6 +88,23 @@ bool HasNaN(const Tensor& t, bool nonfinite);
 // Whether oneDNN fell back on its reference (scalar, "ref:...") implementation for a primitive descriptor: for
 // convolutions and matmuls strata's own reference kernels are faster, and a fused primitive is better split.
 bool IsRefImpl(const dnnl::primitive_desc_base& pd);
+
+// ---- bfloat16 (SessionOptions::precision) ----
+
+// The kernel name (Kernel::name, Plan::Describe, STRATA_VERBOSE=dispatch/profile) of a convolution or matmul that
+// computes in bfloat16.
+inline constexpr const char* kBf16KernelName = "dnnl-bf16";
+
+// Whether this CPU runs oneDNN's native bfloat16 kernels (avx512_bf16: oneDNN's ISA avx512_core_bf16 or above, as
+// DNNL_MAX_CPU_ISA allows). Without them oneDNN offers only its reference or an emulated bfloat16, both slower than
+// float32.
+bool NativeBf16();
+// Whether a kernel built for `init` should compute in bfloat16: precision bf16 was asked for and NativeBf16(). When it
+// was asked for on a CPU without native kernels, warns once per process that float32 runs instead.
+bool UseBf16(const KernelInit& init);
+// Logs (STRATA_VERBOSE=dispatch) why a kernel asked to compute in bfloat16 runs float32: `why` is the decline of its
+// bfloat16 build (oneDNN has only its reference bfloat16 implementation for it, say).
+void LogStaysFloat32(const KernelInit& init, const Status& why);
 
 // ---- PrimitiveKernel ----
 

@@ -5,6 +5,9 @@
 // to the output without changing it) and its activation as an eltwise post-op.
 // Gemm: transA/transB are strided views (no copies); alpha scales a constant B once at plan time (declines alpha != 1
 // with a runtime B); beta * C becomes the bias (a constant C is scaled once; a runtime C needs beta = 1).
+// SessionOptions::precision bf16 (on a CPU with native bfloat16 kernels): A and B are reordered into bfloat16 (a
+// constant B once at plan time), the product accumulates in float32 and Y, the addend and the activation stay float32;
+// the kernel is then named "dnnl-bf16". Shapes oneDNN has no optimised bfloat16 matmul for run in float32.
 #include <algorithm>
 #include <optional>
 
@@ -31,8 +34,13 @@ struct MatMulPd {
 // Weights' layout left to oneDNN when they are constant (the plain layout otherwise or when nothing takes `any`);
 // oneDNN's reference implementation is refused (strata's reference kernels are faster). Inputs holding NaN/inf go
 // to the reference kernel when oneDNN's activation drops NaN.
-StatusOr<MatMulPd> MakeMatMul(PrimitiveKernel& k, const Md& src, const Md& w_plain, bool w_constant, const Md* addend,
-                              const Md& dst, const Activation& act, int num_inputs) {
+// With `bf16`, A and B are described in bfloat16 (row-major, or B's layout left to oneDNN when constant).
+StatusOr<MatMulPd> MakeMatMul(PrimitiveKernel& k, const Md& src_f32, const Md& w_f32, bool w_constant,
+                              const Md* addend, const Md& dst, const Activation& act, int num_inputs, bool bf16) {
+  const auto in_type = bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+  // The f32 operands may be strided views (Gemm's transposes): the input reorders lay bfloat16 ones out row-major.
+  const Md src = bf16 ? PlainMd(src_f32.dims(), in_type) : src_f32;
+  const Md w_plain = bf16 ? PlainMd(w_f32.dims(), in_type) : w_f32;
   std::optional<EltwiseSpec> e;
   if (!act.op.empty()) {
     STRATA_ASSIGN_OR_RETURN(e, EltwiseFor(act.op, act.alpha, act.beta));
@@ -47,7 +55,7 @@ StatusOr<MatMulPd> MakeMatMul(PrimitiveKernel& k, const Md& src, const Md& w_pla
     if (addend_post_op) po.append_binary(Alg::binary_add, *addend);
     if (e) AppendEltwise(&po, *e);
     for (int layout = w_constant ? 0 : 1; layout < 2; ++layout) {
-      const Md w = layout == 0 ? AnyMd(w_plain.dims()) : w_plain;
+      const Md w = layout == 0 ? AnyMd(w_plain.dims(), in_type) : w_plain;
       try {
         auto d = bias != nullptr ? dnnl::matmul::desc(src, w, *bias, dst) : dnnl::matmul::desc(src, w, dst);
         dnnl::matmul::primitive_desc pd(d, Attr(po), CpuEngine());
@@ -64,7 +72,8 @@ StatusOr<MatMulPd> MakeMatMul(PrimitiveKernel& k, const Md& src, const Md& w_pla
     out.pd = make(nullptr, true);
     out.addend_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
   }
-  if (!out.pd) return Decline("oneDNN has no optimised matmul for these shapes");
+  if (!out.pd) return Decline("oneDNN has no optimised ", bf16 ? "bfloat16 " : "", "matmul for these shapes");
+  if (bf16) k.set_name(kBf16KernelName);
   return out;
 }
 
@@ -74,7 +83,7 @@ int BindAddend(PrimitiveKernel& k, const MatMulPd& m, int input, const Md& adden
   return data != nullptr ? k.Constant(addend, data, want) : k.Input(input, want, &addend);
 }
 
-Status BuildMatMul(PrimitiveKernel& k, const KernelInit& init, int bias_input, const Activation& act) {
+Status BuildMatMul(PrimitiveKernel& k, const KernelInit& init, int bias_input, const Activation& act, bool bf16) {
   const Shape& a = k.input_shape(0);
   const Shape& b = k.input_shape(1);
   if (a.rank() == 0 || b.rank() == 0) return Decline("MatMul of a scalar");
@@ -110,7 +119,7 @@ Status BuildMatMul(PrimitiveKernel& k, const KernelInit& init, int bias_input, c
   }
   const bool w_const = k.constant_input(1) != nullptr;
   STRATA_ASSIGN_OR_RETURN(MatMulPd m, MakeMatMul(k, src, w, w_const, has_bias ? &bias : nullptr, dst, act,
-                                                 static_cast<int>(init.inputs.size())));
+                                                 static_cast<int>(init.inputs.size()), bf16));
   std::vector<std::pair<int, int>> args;
   args.emplace_back(DNNL_ARG_SRC, k.Input(0, m.pd.src_desc(), &src));
   args.emplace_back(DNNL_ARG_WEIGHTS, k.Input(1, m.pd.weights_desc(), &w));
@@ -121,7 +130,7 @@ Status BuildMatMul(PrimitiveKernel& k, const KernelInit& init, int bias_input, c
 }
 
 // Gemm: Y = alpha * A' B' + beta * C, with A' = transA ? A^T : A (likewise B').
-Status BuildGemm(PrimitiveKernel& k, const KernelInit& init, const Activation& act) {
+Status BuildGemm(PrimitiveKernel& k, const KernelInit& init, const Activation& act, bool bf16) {
   const Node& node = init.node;
   const Shape& a = k.input_shape(0);
   const Shape& b = k.input_shape(1);
@@ -155,7 +164,7 @@ Status BuildGemm(PrimitiveKernel& k, const KernelInit& init, const Activation& a
     bias = PlainMd(cd);
   }
   STRATA_ASSIGN_OR_RETURN(MatMulPd mm, MakeMatMul(k, src, w, b_const != nullptr, has_c ? &bias : nullptr, dst, act,
-                                                  static_cast<int>(init.inputs.size())));
+                                                  static_cast<int>(init.inputs.size()), bf16));
   std::vector<std::pair<int, int>> args;
   args.emplace_back(DNNL_ARG_SRC, k.Input(0, mm.pd.src_desc(), &src));
   if (alpha != 1.0f) {
@@ -193,33 +202,46 @@ StatusOr<Activation> FusedActivation(const Node& node) {
   return a;
 }
 
+// Builds with `build(kernel, bf16)`: in bfloat16 when the session asks for it and the CPU has it, falling back on
+// float32 when oneDNN declines the bfloat16 build.
+template <typename F>
+StatusOr<std::unique_ptr<Kernel>> BuildMatMulKernel(const KernelInit& init, std::string_view what, int64_t flops,
+                                                    F&& build) {
+  if (UseBf16(init)) {
+    auto k = BuildKernel(init, what, [&](PrimitiveKernel& pk) { return build(pk, true); }, flops);
+    if (k.ok() || k.status().code() != StatusCode::kUnimplemented) return k;
+    LogStaysFloat32(init, k.status());
+  }
+  return BuildKernel(init, what, [&](PrimitiveKernel& pk) { return build(pk, false); }, flops);
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateMatMul(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
-  return BuildKernel(
-      init, "MatMul", [&](PrimitiveKernel& k) { return BuildMatMul(k, init, -1, Activation{}); },
-      MatMulFlops(init, false));
+  return BuildMatMulKernel(init, "MatMul", MatMulFlops(init, false), [&](PrimitiveKernel& k, bool bf16) {
+    return BuildMatMul(k, init, -1, Activation{}, bf16);
+  });
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateFusedMatMul(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
   STRATA_ASSIGN_OR_RETURN(Activation act, FusedActivation(init.node));
-  return BuildKernel(
-      init, "FusedMatMul", [&](PrimitiveKernel& k) { return BuildMatMul(k, init, 2, act); }, MatMulFlops(init, false));
+  return BuildMatMulKernel(init, "FusedMatMul", MatMulFlops(init, false),
+                           [&](PrimitiveKernel& k, bool bf16) { return BuildMatMul(k, init, 2, act, bf16); });
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateGemm(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
-  return BuildKernel(
-      init, "Gemm", [&](PrimitiveKernel& k) { return BuildGemm(k, init, Activation{}); }, MatMulFlops(init, true));
+  return BuildMatMulKernel(init, "Gemm", MatMulFlops(init, true),
+                           [&](PrimitiveKernel& k, bool bf16) { return BuildGemm(k, init, Activation{}, bf16); });
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateFusedGemm(const KernelInit& init) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init));
   STRATA_ASSIGN_OR_RETURN(Activation act, FusedActivation(init.node));
-  return BuildKernel(
-      init, "FusedGemm", [&](PrimitiveKernel& k) { return BuildGemm(k, init, act); }, MatMulFlops(init, true));
+  return BuildMatMulKernel(init, "FusedGemm", MatMulFlops(init, true),
+                           [&](PrimitiveKernel& k, bool bf16) { return BuildGemm(k, init, act, bf16); });
 }
 
 }  // namespace strata::ops::onednn

@@ -58,6 +58,7 @@ StatusOr<std::shared_ptr<Servable>> Servable::Load(const std::string& name, int6
   so.plan_cache_max_plans = static_cast<size_t>(std::max<int64_t>(0, options.plan_cache_max_plans));
   so.plan_cache_max_bytes = static_cast<size_t>(std::max<int64_t>(0, options.plan_cache_max_bytes));
   so.conv_algorithm = options.conv_algorithm;
+  so.precision = options.precision;
   const int64_t weights = WeightBytes(*shared);
   auto session = graph::Session::Create(shared, so);
   if (!session.ok())

@@ -20,6 +20,7 @@ struct LoadOptions {
   int64_t plan_cache_max_plans = 32;
   int64_t plan_cache_max_bytes = int64_t{1} << 30;
   graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;
+  graph::Precision precision = graph::Precision::kFp32;
 };
 
 class Servable {

@@ -1,0 +1,213 @@
+// SessionOptions::precision bf16: the oneDNN convolution and matmul kernels compute in bfloat16 (float32 accumulation,
+// float32 at their boundary) and are then named "dnnl-bf16". bfloat16 keeps 8 significant bits (relative rounding
+// 2^-9 per operand), so the rows compare with the float32 reference within 1e-2 of each output's largest magnitude;
+// the session test checks that the arithmetic really changed (bf16 results are not bit-equal to fp32) and that fp32
+// stays the default.
+#include <cmath>
+
+#include "tests/ops/op_harness.h"
+
+namespace strata::testing {
+namespace {
+
+using graph::AttributeMap;
+using graph::Precision;
+
+constexpr double kBf16Tol = 1e-2;
+
+// On a CPU without avx512_bf16 the kernels run float32 (with a warning) and keep their float32 name.
+std::string Bf16Name() { return __builtin_cpu_supports("avx512bf16") ? "dnnl-bf16" : "dnnl"; }
+
+OpCase Bf16(OpCase row) {
+  row.precision = Precision::kBf16;
+  row.kernel_name = Bf16Name();
+  row.fast_tol_of_max = kBf16Tol;
+  return row;
+}
+
+OpCase Conv(std::string label, std::vector<int64_t> x, std::vector<int64_t> w, AttributeMap attrs,
+            bool const_w = true) {
+  return {.label = std::move(label),
+          .op_type = "Conv",
+          .attrs = std::move(attrs),
+          .inputs = {RandomF(x, 1), RandomF(w, 2, -0.5f, 0.5f), RandomF({w[0]}, 3)},
+          .constant_inputs = const_w ? std::vector<int>{1, 2} : std::vector<int>{},
+          .kernel = "dnnl"};
+}
+
+OpCase FusedConv(std::string label, std::vector<int64_t> x, std::vector<int64_t> w, bool residual, std::string act,
+                 AttributeMap attrs) {
+  OpCase row{.label = std::move(label),
+             .op_type = "FusedConv",
+             .domain = "strata",
+             .opset = 1,
+             .attrs = std::move(attrs),
+             .inputs = {RandomF(x, 7), RandomF(w, 8, -0.5f, 0.5f), RandomF({w[0]}, 9)},
+             .constant_inputs = {1, 2},
+             .kernel = "dnnl"};
+  if (residual) row.inputs.push_back(RandomF({x[0], w[0], x[2], x[3]}, 10));  // stride 1, same padding
+  if (!act.empty()) row.attrs["activation"] = AString(act);
+  return row;
+}
+
+TEST(DnnlBf16Test, Convolutions) {
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  RunOpCase(Bf16(Conv("3x3, 16 -> 32, bias", {2, 16, 9, 9}, {32, 16, 3, 3}, pad1)));
+  RunOpCase(Bf16(Conv("3x3 that fp32 runs as Winograd", {1, 64, 14, 14}, {64, 64, 3, 3}, pad1)));
+  RunOpCase(Bf16(Conv("1x1, 64 -> 256", {2, 64, 7, 7}, {256, 64, 1, 1}, {})));
+  RunOpCase(Bf16(Conv("first layer 7x7 stride 2", {1, 3, 32, 32}, {64, 3, 7, 7},
+                      {{"strides", AInts({2, 2})}, {"pads", AInts({3, 3, 3, 3})}})));
+  RunOpCase(Bf16(Conv("odd channels 5 -> 7", {2, 5, 6, 6}, {7, 5, 3, 3}, pad1)));
+  RunOpCase(Bf16(Conv("runtime weights", {2, 16, 8, 8}, {32, 16, 3, 3}, pad1, false)));
+  RunOpCase(Bf16(FusedConv("bias + relu", {2, 32, 8, 8}, {32, 32, 3, 3}, false, "Relu", pad1)));
+  RunOpCase(Bf16(FusedConv("bias + residual + relu", {2, 32, 8, 8}, {32, 32, 3, 3}, true, "Relu", pad1)));
+  RunOpCase(Bf16(FusedConv("1x1 residual, no activation", {1, 64, 6, 6}, {64, 64, 1, 1}, true, "", {})));
+  RunOpCase(Bf16(Conv("depthwise 3x3, 32 channels", {2, 32, 9, 9}, {32, 1, 3, 3},
+                      {{"group", AInt(32)}, {"pads", AInts({1, 1, 1, 1})}})));
+  RunOpCase(Bf16(Conv("groups 2", {1, 32, 8, 8}, {32, 16, 3, 3}, {{"group", AInt(2)}, {"pads", AInts({1, 1, 1, 1})}})));
+  RunOpCase(Bf16(Conv("1-D", {2, 16, 20}, {32, 16, 3}, {})));
+  OpCase deconv = Conv("ConvTranspose stride 2", {1, 16, 5, 5}, {16, 8, 3, 3}, {{"strides", AInts({2, 2})}});
+  deconv.op_type = "ConvTranspose";
+  deconv.inputs[2] = RandomF({8}, 3);
+  RunOpCase(Bf16(deconv));
+  // The same layer in fp32 (the default) keeps the float32 kernel and the tight tolerance.
+  OpCase fp32 = FusedConv("fp32: bias + residual + relu", {2, 32, 8, 8}, {32, 32, 3, 3}, true, "Relu", pad1);
+  fp32.kernel_name = "dnnl";
+  RunOpCase(fp32);
+}
+
+TEST(DnnlBf16Test, ChannelsLastConvolutions) {
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  const Tensor x = RandomF({2, 9, 10, 32}, 120);  // NHWC
+  const Tensor w = RandomF({64, 32, 3, 3}, 121, -0.3f, 0.3f);
+  OpCase conv = ChannelsLastCase("channels-last conv", "Conv", "", {x, w, RandomF({64}, 122)}, pad1, "dnnl");
+  conv.constant_inputs = {1, 2};
+  RunOpCase(Bf16(conv));
+  AttributeMap fused = pad1;
+  fused["activation"] = AString("Relu");
+  fused["nhwc_inputs"] = AInts({0, 3});
+  const Tensor w2 = RandomF({32, 32, 3, 3}, 123, -0.3f, 0.3f);
+  OpCase res = ChannelsLastCase("channels-last conv + residual + relu", "FusedConv", "strata",
+                                {x, w2, RandomF({32}, 124), RandomF({2, 9, 10, 32}, 125)}, fused, "dnnl");
+  res.constant_inputs = {1, 2};
+  RunOpCase(Bf16(res));
+}
+
+OpCase MatMul(std::string label, std::vector<int64_t> a, std::vector<int64_t> b, std::vector<int> constant) {
+  return {.label = std::move(label),
+          .op_type = "MatMul",
+          .inputs = {RandomF(a, 11), RandomF(b, 12)},
+          .constant_inputs = std::move(constant),
+          .kernel = "dnnl"};
+}
+
+OpCase Gemm(std::string label, std::vector<int64_t> a, std::vector<int64_t> b, std::vector<int64_t> c,
+            AttributeMap attrs, std::vector<int> constant = {1, 2}) {
+  return {.label = std::move(label),
+          .op_type = "Gemm",
+          .attrs = std::move(attrs),
+          .inputs = {RandomF(a, 13), RandomF(b, 14), RandomF(c, 15)},
+          .constant_inputs = std::move(constant),
+          .kernel = "dnnl"};
+}
+
+TEST(DnnlBf16Test, MatMulAndGemm) {
+  RunOpCase(Bf16(MatMul("2-D constant weights", {32, 256}, {256, 64}, {1})));
+  RunOpCase(Bf16(MatMul("odd sizes", {37, 129}, {129, 65}, {1})));
+  RunOpCase(Bf16(MatMul("runtime B", {16, 64}, {64, 48}, {})));
+  RunOpCase(Bf16(MatMul("batched x 2-D constant", {2, 8, 64}, {64, 32}, {1})));
+  RunOpCase(Bf16(MatMul("batched both runtime", {3, 8, 32}, {3, 32, 16}, {})));
+  RunOpCase(Bf16(Gemm("Linear: transB, bias", {8, 128}, {64, 128}, {64}, {{"transB", AInt(1)}})));
+  RunOpCase(Bf16(Gemm("transA transB", {64, 8}, {32, 64}, {1, 32}, {{"transA", AInt(1)}, {"transB", AInt(1)}})));
+  RunOpCase(
+      Bf16(Gemm("alpha beta, full C", {8, 64}, {64, 16}, {8, 16}, {{"alpha", AFloat(0.5f)}, {"beta", AFloat(2)}})));
+  RunOpCase(Bf16(Gemm("runtime B and C", {8, 64}, {64, 16}, {16}, {}, {})));
+  OpCase fused =
+      Gemm("FusedGemm relu", {8, 128}, {64, 128}, {64}, {{"transB", AInt(1)}, {"activation", AString("Relu")}});
+  fused.op_type = "FusedGemm";
+  fused.domain = "strata";
+  fused.opset = 1;
+  RunOpCase(Bf16(fused));
+  OpCase fp32 = Gemm("fp32: Linear", {8, 128}, {64, 128}, {64}, {{"transB", AInt(1)}});
+  fp32.kernel_name = "dnnl";
+  RunOpCase(fp32);
+}
+
+// A small classifier: Conv + Relu, global pooling, Gemm. The option reaches the kernels through SessionOptions.
+std::shared_ptr<graph::Model> SmallNet() {
+  auto model = std::make_shared<graph::Model>();
+  model->opset_imports[""] = 17;
+  graph::Graph& g = model->graph;
+  g.initializers["w"] = RandomF({32, 16, 3, 3}, 140, -0.2f, 0.2f);
+  g.initializers["b"] = RandomF({32}, 141);
+  g.initializers["fc_w"] = RandomF({10, 32}, 142, -0.5f, 0.5f);
+  g.initializers["fc_b"] = RandomF({10}, 143);
+  g.nodes.push_back({.name = "conv",
+                     .op_type = "Conv",
+                     .inputs = {"x", "w", "b"},
+                     .outputs = {"c"},
+                     .attrs = {{"pads", AInts({1, 1, 1, 1})}},
+                     .opset = 17});
+  g.nodes.push_back({.name = "relu", .op_type = "Relu", .inputs = {"c"}, .outputs = {"r"}, .opset = 17});
+  g.nodes.push_back({.name = "pool", .op_type = "GlobalAveragePool", .inputs = {"r"}, .outputs = {"p"}, .opset = 17});
+  g.nodes.push_back({.name = "flat", .op_type = "Flatten", .inputs = {"p"}, .outputs = {"f"}, .opset = 17});
+  g.nodes.push_back({.name = "fc",
+                     .op_type = "Gemm",
+                     .inputs = {"f", "fc_w", "fc_b"},
+                     .outputs = {"y"},
+                     .attrs = {{"transB", AInt(1)}},
+                     .opset = 17});
+  g.inputs = {{"x", DType::kFloat32, PartialShape::Of(Shape{4, 16, 12, 12})}};
+  g.outputs = {{"y", DType::kFloat32, PartialShape::Unknown()}};
+  return model;
+}
+
+TEST(DnnlBf16Test, SessionOptionSelectsBf16Kernels) {
+  auto model = SmallNet();
+  const Tensor x = RandomF({4, 16, 12, 12}, 150);
+  std::vector<Tensor> out[2];
+  for (Precision p : {Precision::kFp32, Precision::kBf16}) {
+    SCOPED_TRACE(std::string(graph::PrecisionName(p)));
+    graph::SessionOptions o;
+    if (p == Precision::kBf16) o.precision = p;  // fp32 is the default
+    auto session = graph::Session::Create(model, o);
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    auto plan = (*session)->DescribePlan({{"x", Shape{4, 16, 12, 12}}});
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    if (p == Precision::kBf16 && Bf16Name() == "dnnl-bf16") {
+      EXPECT_NE(plan->find("kernel=dnnl-bf16"), std::string::npos) << *plan;
+    } else {
+      EXPECT_EQ(plan->find("bf16"), std::string::npos) << *plan;
+    }
+    ASSERT_TRUE((*session)->Run({{"x", x}}, &out[p == Precision::kBf16]).ok());
+  }
+  ASSERT_EQ(out[0].size(), 1u);
+  ASSERT_EQ(out[1].size(), 1u);
+  const auto f32 = out[0][0].values<float>(), bf16 = out[1][0].values<float>();
+  ASSERT_EQ(f32.size(), bf16.size());
+  double max_abs = 0, max_diff = 0;
+  for (size_t i = 0; i < f32.size(); ++i) {
+    max_abs = std::max(max_abs, std::fabs(static_cast<double>(f32[i])));
+    max_diff = std::max(max_diff, std::fabs(static_cast<double>(f32[i]) - bf16[i]));
+  }
+  EXPECT_LE(max_diff, kBf16Tol * max_abs);
+  // bfloat16 arithmetic rounds differently from float32: equal outputs would mean fp32 kernels ran.
+  if (Bf16Name() == "dnnl-bf16") {
+    EXPECT_GT(max_diff, 0.0);
+  }
+}
+
+TEST(DnnlBf16Test, ParsePrecision) {
+  EXPECT_EQ(graph::ParsePrecision("fp32").value(), Precision::kFp32);
+  EXPECT_EQ(graph::ParsePrecision("bf16").value(), Precision::kBf16);
+  EXPECT_EQ(graph::PrecisionName(Precision::kBf16), "bf16");
+  EXPECT_EQ(graph::SessionOptions{}.precision, Precision::kFp32);
+  auto bad = graph::ParsePrecision("fp16", "--precision");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("--precision expects 'fp32' or 'bf16', got 'fp16'"), std::string::npos)
+      << bad.status().message();
+}
+
+}  // namespace
+}  // namespace strata::testing
