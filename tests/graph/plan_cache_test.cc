@@ -4,15 +4,11 @@
 // new batch size got 429 for ever once the cache was full).
 #include <gtest/gtest.h>
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <fstream>
 #include <string>
 #include <thread>
 
+#include "../address_space_limit.h"
 #include "strata/graph.h"
 
 namespace strata::graph {
@@ -185,25 +181,14 @@ TEST(PlanCacheTest, CompilingWithoutAddressSpaceLeftIsAnErrorNotACrash) {
   auto model = DenseModel();
   auto s = Session::Create(model, {});
   ASSERT_TRUE(s.ok());
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    size_t vm_kb = 0;
-    std::ifstream status("/proc/self/status");
-    for (std::string line; std::getline(status, line);)
-      if (line.rfind("VmSize:", 0) == 0) vm_kb = std::stoul(line.substr(7));
-    struct rlimit lim = {(vm_kb << 10) + (16 << 20), (vm_kb << 10) + (16 << 20)};
-    if (vm_kb == 0 || setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
+  const int code = strata::testing::RunWithAddressSpaceHeadroom(16 << 20, [&] {
     std::vector<Tensor> out;
-    Status st = (*s)->Run({{"x", Rows(7)}}, &out);
+    const Status st = (*s)->Run({{"x", Rows(7)}}, &out);
     const bool explained = st.code() == StatusCode::kResourceExhausted &&
                            st.message().find("address space") != std::string::npos;
-    _exit(explained ? 0 : (st.ok() ? 1 : 2));
-  }
-  int wstatus = 0;
-  ASSERT_EQ(waitpid(pid, &wstatus, 0), pid);
-  ASSERT_TRUE(WIFEXITED(wstatus)) << "the child died of signal " << WTERMSIG(wstatus);
-  EXPECT_EQ(WEXITSTATUS(wstatus), 0) << "1: compiled anyway, 2: another error, 3: could not set the limit";
+    return explained ? 0 : (st.ok() ? 1 : 2);
+  });
+  EXPECT_EQ(code, 0) << "1: compiled anyway, 2: another error, 3: could not set the limit, 4: threw, <0: signal";
   // Without the limit the same session compiles and runs.
   RunAndCheck(**s, *model, 7);
 }

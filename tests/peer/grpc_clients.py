@@ -13,12 +13,12 @@
 
 Prints one line per check and "N passed, M failed"; exits 1 when a check failed. Loopback only, bounded in time.
 """
-import os, signal, subprocess, sys, tempfile, time
+import os, sys, time
 
 try:
     import grpc
     import numpy as np
-    from peer_util import free_port, half_plus_two
+    from peer_util import HalfPlusTwoServer, Tally
     import tensorflow as tf
     from tensorflow_serving.apis import (get_model_metadata_pb2, get_model_status_pb2, model_service_pb2_grpc,
                                          predict_pb2, prediction_service_pb2_grpc)
@@ -88,18 +88,9 @@ def check_health(ch):
 
 
 def main():
-    strata = os.path.abspath(sys.argv[1])
-    work = tempfile.mkdtemp(prefix='strata_grpc_peer_')
-    os.makedirs(os.path.join(work, 'half_plus_two', '1'))
-    half_plus_two(os.path.join(work, 'half_plus_two', '1', 'model.onnx'))
-    port = free_port()
-    log = open(os.path.join(work, 'server.log'), 'w')
-    proc = subprocess.Popen([strata, 'serve', '--host', '127.0.0.1', f'--port={port}', '--rest_api_port=0',
-                             '--model_name=half_plus_two', f'--model_base_path={work}/half_plus_two'],
-                            stdout=log, stderr=subprocess.STDOUT)
-    passed = failed = 0
-    try:
-        ch = grpc.insecure_channel(f'127.0.0.1:{port}')
+    tally = Tally()
+    with HalfPlusTwoServer(os.path.abspath(sys.argv[1]), tally, grpc=True) as server:
+        ch = grpc.insecure_channel(f'127.0.0.1:{server.port}')
         grpc.channel_ready_future(ch).result(timeout=30)
         deadline = time.time() + 30
         while time.time() < deadline:  # until the version is AVAILABLE
@@ -111,29 +102,11 @@ def main():
             except grpc.RpcError:
                 pass
             time.sleep(0.2)
-        for name, fn in (('tf_serving_client', check_tf_serving_client), ('reflection', check_reflection),
-                         ('health', check_health)):
-            try:
-                problems = fn(ch)
-            except Exception as e:
-                problems = [f'{type(e).__name__}: {e}']
-            print(f'{name}: {"ok" if not problems else "FAILED"}')
-            for p in problems:
-                print(f'    {p}')
-            passed, failed = passed + (not problems), failed + bool(problems)
+        tally.run('tf_serving_client', check_tf_serving_client, ch)
+        tally.run('reflection', check_reflection, ch)
+        tally.run('health', check_health, ch)
         ch.close()
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-        if failed:
-            sys.stdout.write(open(os.path.join(work, 'server.log')).read()[-2000:])
-        subprocess.run(['rm', '-rf', work])
-    print(f'{passed} passed, {failed} failed')
-    return 1 if failed else 0
+    return tally.finish()
 
 
 if __name__ == '__main__':

@@ -13,11 +13,11 @@ an infer with a wrong datatype failing with the server's message while the serve
 
 Prints one line per check and "N passed, M failed"; exits 1 when a check failed. Loopback only, bounded in time.
 """
-import os, subprocess, sys, tempfile, time
+import os, sys, time
 
 try:
     import numpy as np
-    from peer_util import free_port, half_plus_two
+    from peer_util import HalfPlusTwoServer, Tally
     import tritonclient.http as httpclient
     from tritonclient.utils import InferenceServerException
 except ImportError as e:
@@ -139,18 +139,9 @@ def check_bad_input(c):
 
 
 def main():
-    strata = os.path.abspath(sys.argv[1])
-    work = tempfile.mkdtemp(prefix='strata_kserve_peer_')
-    os.makedirs(os.path.join(work, 'half_plus_two', '1'))
-    half_plus_two(os.path.join(work, 'half_plus_two', '1', 'model.onnx'))
-    port = free_port()
-    log = open(os.path.join(work, 'server.log'), 'w')
-    proc = subprocess.Popen([strata, 'serve', '--host', '127.0.0.1', '--port=0', f'--rest_api_port={port}',
-                             '--model_name=half_plus_two', f'--model_base_path={work}/half_plus_two',
-                             '--enable_batching'],
-                            stdout=log, stderr=subprocess.STDOUT)
-    passed = failed = 0
-    try:
+    tally = Tally()
+    with HalfPlusTwoServer(os.path.abspath(sys.argv[1]), tally, extra=['--enable_batching']) as server:
+        port = server.port
         c = httpclient.InferenceServerClient(f'127.0.0.1:{port}', connection_timeout=30, network_timeout=30)
         deadline = time.time() + 30
         while time.time() < deadline:  # until the server answers and the version is AVAILABLE
@@ -159,31 +150,14 @@ def main():
                     break
             except Exception:
                 pass
-            if proc.poll() is not None:
-                raise RuntimeError(f'strata serve exited with {proc.returncode}')
+            if server.proc.poll() is not None:
+                raise RuntimeError(f'strata serve exited with {server.proc.returncode}')
             time.sleep(0.2)
         for name, fn in (('health', check_health), ('metadata', check_metadata), ('infer_json', check_infer_json),
                          ('infer_binary', check_infer_binary),
                          ('concurrent', lambda c: check_concurrent(c, port)), ('bad_input', check_bad_input)):
-            try:
-                problems = fn(c)
-            except Exception as e:
-                problems = [f'{type(e).__name__}: {e}']
-            print(f'{name}: {"ok" if not problems else "FAILED"}')
-            for p in problems:
-                print(f'    {p}')
-            passed += not problems
-            failed += bool(problems)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    print(f'{passed} passed, {failed} failed')
-    if failed:
-        print(open(os.path.join(work, 'server.log')).read()[-3000:])
-    return 1 if failed else 0
+            tally.run(name, fn, c)
+    return tally.finish()
 
 
 if __name__ == '__main__':

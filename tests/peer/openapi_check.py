@@ -11,11 +11,11 @@ operation and (2) the body validates against the schema the document gives for t
 every path of the document was exercised, so a route added to the document without a call here fails.
 Prints one line per call and "N passed, M failed"; exits 1 when a check failed.
 """
-import copy, json, os, signal, subprocess, sys, tempfile, time, urllib.request
+import copy, json, os, sys, time, urllib.request
 
 try:
     import jsonschema
-    from peer_util import free_port, half_plus_two
+    from peer_util import HalfPlusTwoServer, Tally
 except ImportError as e:
     print(f'peers venv missing ({e}): run scripts/install-deps.sh --peers')
     sys.exit(77)
@@ -105,25 +105,10 @@ CALLS = [
 
 
 def main():
-    strata = os.path.abspath(sys.argv[1])
-    work = tempfile.mkdtemp(prefix='strata_openapi_')
-    os.makedirs(os.path.join(work, 'half_plus_two', '1'))
-    half_plus_two(os.path.join(work, 'half_plus_two', '1', 'model.onnx'))
-    port = free_port()
-    log = open(os.path.join(work, 'server.log'), 'w')
-    proc = subprocess.Popen([strata, 'serve', '--host', '127.0.0.1', '--port=0', f'--rest_api_port={port}',
-                             '--model_name=half_plus_two', f'--model_base_path={work}/half_plus_two'],
-                            stdout=log, stderr=subprocess.STDOUT)
-    passed = failed = 0
-
-    def report(name, problems):
-        nonlocal passed, failed
-        print(f'{name}: {"ok" if not problems else "FAILED"}')
-        for p in problems:
-            print(f'    {p}')
-        passed, failed = passed + (not problems), failed + bool(problems)
-
-    try:
+    tally = Tally()
+    report = tally.report
+    with HalfPlusTwoServer(os.path.abspath(sys.argv[1]), tally) as server:
+        port = server.port
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
@@ -179,16 +164,7 @@ def main():
             report(name, problems)
         unused = sorted(set(resolved) - used)
         report('every documented path exercised', [f'no call for {unused}'] if unused else [])
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-        subprocess.run(['rm', '-rf', work])
-    print(f'{passed} passed, {failed} failed')
-    return 1 if failed else 0
+    return tally.finish()
 
 
 if __name__ == '__main__':

@@ -2,13 +2,9 @@
 // and response layouts and number formatting.
 #include <gtest/gtest.h>
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cmath>
-#include <fstream>
 
+#include "../address_space_limit.h"
 #include "json_compare.h"
 #include "serve/api/json_codec.h"
 #include "serve/api/kserve_codec.h"
@@ -48,27 +44,12 @@ TEST(JsonRequestTest, OutOfMemoryIsResourceExhaustedNotBadRequest) {
   std::string body = "{\"instances\": [";
   for (int i = 0; i < (1 << 22); ++i) body += i ? ",1.5" : "1.5";
   body += "]}";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    size_t vm_kb = 0;
-    std::ifstream status("/proc/self/status");
-    for (std::string line; std::getline(status, line);)
-      if (line.rfind("VmSize:", 0) == 0) vm_kb = std::stoul(line.substr(7));
-    struct rlimit lim = {(vm_kb << 10) + (8 << 20), (vm_kb << 10) + (8 << 20)};
-    if (vm_kb == 0 || setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
-    try {
-      JsonRequest req;
-      const Status st = req.Parse(body);
-      _exit(st.code() == StatusCode::kResourceExhausted ? 0 : st.ok() ? 1 : 2);
-    } catch (...) {
-      _exit(4);  // an exception: in the server, std::terminate
-    }
-  }
-  int wstatus = 0;
-  ASSERT_EQ(waitpid(pid, &wstatus, 0), pid);
-  ASSERT_TRUE(WIFEXITED(wstatus)) << "the child died of signal " << WTERMSIG(wstatus);
-  EXPECT_EQ(WEXITSTATUS(wstatus), 0) << "1: parsed anyway (limit too high), 2: another error, 3: no limit set, 4: threw";
+  const int code = strata::testing::RunWithAddressSpaceHeadroom(8 << 20, [&] {
+    JsonRequest req;
+    const Status st = req.Parse(body);
+    return st.code() == StatusCode::kResourceExhausted ? 0 : st.ok() ? 1 : 2;
+  });
+  EXPECT_EQ(code, 0) << "1: parsed anyway (limit too high), 2: another error, 3: no limit set, 4: threw, <0: signal";
 }
 
 TEST(JsonRequestTest, RowFormatStacksInstances) {
