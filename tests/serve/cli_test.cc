@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include "core/file_util.h"
@@ -71,33 +70,36 @@ int WaitExit(pid_t pid, std::chrono::milliseconds timeout) {
   return -1;
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+// Polls /readyz for up to 20 s; true once it answers 200.
+bool WaitReadyz(bench::HttpClient& client) {
+  for (int i = 0; i < 1000; ++i) {
+    auto r = client.Get("/readyz");
+    if (r.ok() && r->status == 200) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
 }
 
 TEST(CliTest, StartupErrorsExitNonZero) {
   const std::string dir = testing::FreshDir("cli_errors");
   Process p = Spawn({"--port=0", "--rest_api_port=0"}, dir + "/a.log");
   EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(20)), 1);
-  EXPECT_NE(Slurp(p.log).find("Failed to start server. Error: INVALID_ARGUMENT: Both --model_base_path and "
+  EXPECT_NE(testing::Slurp(p.log).find("Failed to start server. Error: INVALID_ARGUMENT: Both --model_base_path and "
                               "--model_config_file are empty"),
             std::string::npos)
-      << Slurp(p.log);
+      << testing::Slurp(p.log);
   p = Spawn({"--model_base_path=/x", "--batching_parameters_file=/b"}, dir + "/b.log");
   EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(20)), 1);
-  EXPECT_NE(Slurp(p.log).find("--batching_parameters_file is set without --enable_batching"), std::string::npos);
+  EXPECT_NE(testing::Slurp(p.log).find("--batching_parameters_file is set without --enable_batching"), std::string::npos);
   p = Spawn({"--model_name=a/b", "--model_base_path=/x"}, dir + "/c.log");
   EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(20)), 1);
-  EXPECT_NE(Slurp(p.log).find("model name 'a/b' contains a path or URL separator"), std::string::npos);
+  EXPECT_NE(testing::Slurp(p.log).find("model name 'a/b' contains a path or URL separator"), std::string::npos);
   p = Spawn({"--version"}, dir + "/d.log");
   EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(20)), 0);
   // --precision takes fp32 or bf16 only (the flag of issue 13's bf16 inference).
   p = Spawn({"--model_base_path=/x", "--precision=fp16"}, dir + "/e.log");
   EXPECT_NE(WaitExit(p.pid, std::chrono::seconds(20)), 0);
-  EXPECT_NE(Slurp(p.log).find("--precision: fp16 not in {fp32,bf16}"), std::string::npos) << Slurp(p.log);
+  EXPECT_NE(testing::Slurp(p.log).find("--precision: fp16 not in {fp32,bf16}"), std::string::npos) << testing::Slurp(p.log);
 }
 
 TEST(CliTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
@@ -113,13 +115,7 @@ TEST(CliTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
                      "--frobnicate=1"},
                     dir + "/serve.log");
   bench::HttpClient client("127.0.0.1", port, std::chrono::seconds(20));
-  bool ready = false;
-  for (int i = 0; i < 1000 && !ready; ++i) {
-    auto r = client.Get("/readyz");
-    ready = r.ok() && r->status == 200;
-    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ASSERT_TRUE(ready) << Slurp(p.log);
+  ASSERT_TRUE(WaitReadyz(client)) << testing::Slurp(p.log);
   StatusOr<bench::HttpResult> in_flight = UnknownError("not sent");
   std::thread request([&] {
     bench::HttpClient c("127.0.0.1", port, std::chrono::seconds(20));
@@ -131,12 +127,12 @@ TEST(CliTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
   request.join();
   const int code = WaitExit(p.pid, std::chrono::seconds(15));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(code, 0) << Slurp(p.log);
+  EXPECT_EQ(code, 0) << testing::Slurp(p.log);
   EXPECT_LT(seconds, 10.0);
   ASSERT_TRUE(in_flight.ok()) << in_flight.status().ToString();
   EXPECT_EQ(in_flight->status, 200);
   EXPECT_EQ(in_flight->body, R"({"predictions": [2.5,3.0]})");
-  const std::string log = Slurp(p.log);
+  const std::string log = testing::Slurp(p.log);
   EXPECT_NE(log.find("unknown argument: --frobnicate=1"), std::string::npos) << log;
   EXPECT_NE(log.find("flag --saved_model_tags is accepted for compatibility and ignored"), std::string::npos);
   EXPECT_NE(log.find("received SIGTERM"), std::string::npos);
@@ -165,13 +161,7 @@ TEST(CliTest, HugeDeclaredContentLengthsReserveNothing) {
                      "--model_base_path=" + dir + "/half", "--rest_api_num_threads=2"},
                     dir + "/serve.log");
   bench::HttpClient client("127.0.0.1", port, std::chrono::seconds(20));
-  bool ready = false;
-  for (int i = 0; i < 1000 && !ready; ++i) {
-    auto r = client.Get("/readyz");
-    ready = r.ok() && r->status == 200;
-    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ASSERT_TRUE(ready) << Slurp(p.log);
+  ASSERT_TRUE(WaitReadyz(client)) << testing::Slurp(p.log);
   const int64_t before = VmSizeBytes(p.pid);
   ASSERT_GT(before, 0);
   constexpr int kConnections = 40;
@@ -200,12 +190,12 @@ TEST(CliTest, HugeDeclaredContentLengthsReserveNothing) {
                                                  << " bytes for " << kConnections << " bodies of a few bytes each";
   EXPECT_LT(body_bytes(), int64_t{4} << 20);
   auto r = client.Post("/v1/models/half:predict", R"({"instances": [1.0]})");
-  ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << Slurp(p.log);
+  ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << testing::Slurp(p.log);
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->body, R"({"predictions": [2.5]})");
   liars.clear();
   ASSERT_EQ(kill(p.pid, SIGTERM), 0);
-  EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(15)), 0) << Slurp(p.log);
+  EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(15)), 0) << testing::Slurp(p.log);
 }
 
 }  // namespace

@@ -13,7 +13,6 @@
 #include <chrono>
 #include <fstream>
 #include <future>
-#include <sstream>
 #include <thread>
 
 #include <onnx/onnx_pb.h>
@@ -187,13 +186,6 @@ int RunInspect(const std::string& model, const std::string& log, const std::vect
   return -1;
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 TEST(SpecialFileLoadTest, InspectRefusesSpecialFilesPromptly) {
   const std::string dir = FreshDir("special_inspect");
   MakeSpecialModel(dir + "/fifo", "fifo");
@@ -215,7 +207,7 @@ TEST(SpecialFileLoadTest, InspectRefusesSpecialFilesPromptly) {
   for (const auto& [name, want] : cases) {
     const std::string log = StrCat(dir, "/", name, ".log");
     const int code = RunInspect(StrCat(dir, "/", name, "/model.onnx"), log, fifos);
-    const std::string out = Slurp(log);
+    const std::string out = testing::Slurp(log);
     EXPECT_EQ(code, 1) << name << " (-1: timed out, 128+n: killed by signal n): " << out;
     EXPECT_NE(out.find("strata: error: "), std::string::npos) << name << ": " << out;
     EXPECT_NE(out.find(want), std::string::npos) << name << ": " << out;

@@ -18,6 +18,11 @@ namespace fs = std::filesystem;
 using graph::Model;
 using graph::Node;
 
+std::string Slurp(const std::string& path) {
+  auto text = ReadFile(path);
+  return text.ok() ? std::move(text).value() : std::string();
+}
+
 std::string FreshDir(const std::string& name) {
   static std::atomic<int> counter{0};
   const std::string d = StrCat(::testing::TempDir(), "/strata_serve_", getpid(), "_", counter++, "_", name);

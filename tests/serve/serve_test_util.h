@@ -11,6 +11,9 @@
 
 namespace strata::serve::testing {
 
+// The whole file as text ("" when it cannot be read): server logs for failure messages.
+std::string Slurp(const std::string& path);
+
 // A fresh, empty directory under the test temp dir.
 std::string FreshDir(const std::string& name);
 
