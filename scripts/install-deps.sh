@@ -21,6 +21,7 @@ BUILD_PKGS=(
   zlib1g-dev libpng-dev libturbojpeg0-dev libjpeg62-turbo-dev
   libcli11-dev
   libopenmpi-dev openmpi-bin
+  libhdf5-dev
   dataset-fashion-mnist
   python3 python3-numpy python3-protobuf python3-onnx python3-pil python3-grpcio
   python3-torch python3-torchvision libopenblas0-pthread
