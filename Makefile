@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
 
-.PHONY: all deps build test test-slow test-all test-asan quickstart bench fuzz format clean
+.PHONY: all deps build test test-slow test-all test-asan quickstart bench fuzz format clean package
 
 all: build
 
@@ -18,6 +18,10 @@ $(BUILD)/build.ninja:
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
+
+# A Debian package of the install tree (cmake/StrataPackage.cmake): build/strata-dev_<version>_amd64.deb.
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 # The default suite: everything but the tests labelled "slow".
 test: build

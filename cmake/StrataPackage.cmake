@@ -1,0 +1,73 @@
+# strata as an installable library: `cmake --install` gives the public headers (include/strata/), the static
+# libraries, a CMake package (find_package(strata) -> strata::strata), a pkg-config file (strata.pc) and the CLI.
+# `cpack -G DEB` (from the build folder) wraps the same install tree into a Debian package.
+#
+# The libraries are static: a consumer links strata::strata and gets every strata library and its third-party
+# dependencies (found again by strataConfig.cmake through find_dependency). Only include/strata/ is public; src/
+# stays private to the build.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(STRATA_EXPORTED_LIBS strata_core strata_ir strata_ops strata_graph strata_proto strata_io strata_onnx
+    strata_data strata_nn strata_optim strata_train strata_serve)
+if(STRATA_WITH_GRPC)
+  list(APPEND STRATA_EXPORTED_LIBS strata_grpc_proto)
+endif()
+if(STRATA_WITH_DNNL)
+  list(APPEND STRATA_EXPORTED_LIBS strata_dnnl_lib)
+endif()
+
+# The one target users link: every strata library, the installed include folder.
+add_library(strata_lib INTERFACE)
+set_target_properties(strata_lib PROPERTIES EXPORT_NAME strata)
+target_link_libraries(strata_lib INTERFACE strata_train strata_serve strata_data strata_onnx strata_nn strata_optim
+                      strata_graph strata_io strata_core)
+target_include_directories(strata_lib INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_compile_features(strata_lib INTERFACE cxx_std_20)
+
+install(TARGETS ${STRATA_EXPORTED_LIBS} strata_lib EXPORT strataTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS strata RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY include/strata DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+install(EXPORT strataTargets NAMESPACE strata:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/strata)
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/strataConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/strataConfig.cmake
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/strata)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/strataConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/strataConfig.cmake ${PROJECT_BINARY_DIR}/strataConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/strata)
+
+# pkg-config: the static libraries in link order, then their system dependencies.
+set(STRATA_PC_LIBS "")
+foreach(lib strata_train strata_serve strata_grpc_proto strata_data strata_nn strata_optim strata_onnx strata_io
+        strata_proto strata_graph strata_ops strata_ir strata_core)
+  if(TARGET ${lib})
+    string(APPEND STRATA_PC_LIBS " -l${lib}")
+  endif()
+endforeach()
+set(STRATA_PC_REQUIRES "protobuf zlib libpng libturbojpeg simdjson")
+if(STRATA_WITH_GRPC)
+  string(APPEND STRATA_PC_REQUIRES " grpc++")
+endif()
+set(STRATA_PC_PRIVATE "-lonnx -lonnx_proto -fopenmp -lpthread")
+if(STRATA_WITH_DNNL)
+  string(APPEND STRATA_PC_PRIVATE " ${DNNL_LIBRARY}")
+endif()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/strata.pc.in ${PROJECT_BINARY_DIR}/strata.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/strata.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# cpack -G DEB: a development package of the install tree above.
+set(CPACK_PACKAGE_NAME strata-dev)
+set(CPACK_PACKAGE_VENDOR "strata")
+set(CPACK_PACKAGE_CONTACT "strata developers")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "strata: data pipeline, graph executor, trainer and model server (C++)")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_GENERATOR DEB)
+set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+    "libdnnl-dev, libonnx-dev, libprotobuf-dev, libgrpc++-dev, libsimdjson-dev, zlib1g-dev, libpng-dev, libturbojpeg0-dev, libgomp1")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+include(CPack)
