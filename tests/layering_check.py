@@ -5,7 +5,7 @@ The layers, lowest first, and what each may include (its own headers and those o
 the libraries' link dependencies in src/*/CMakeLists.txt):
 
   core   src/core, strata/status.h, strata/tensor.h
-  proto  generated protobuf headers (tensorflow/..., tensorflow_serving/...)
+  proto  generated protobuf headers (tensorflow/..., tensorflow_serving/..., inference/...)
   io     src/io, strata/example.h, strata/records.h
   ir     strata/graph.h (the IR data model; library strata_ir)
   ops    src/ops
@@ -55,7 +55,7 @@ def layer_of_include(root, path):
         if name not in PUBLIC:
             return 'unknown-public'
         return PUBLIC[name]
-    if path.startswith(('tensorflow/', 'tensorflow_serving/')):
+    if path.startswith(('tensorflow/', 'tensorflow_serving/', 'inference/')):
         return 'proto'
     top = path.split('/')[0]
     if top in ALLOWED and os.path.exists(os.path.join(root, 'src', path)):

@@ -6,8 +6,8 @@
 - TF Serving's own Python client (tensorflow-serving-api: PredictionServiceStub, ModelServiceStub) predicts
   half_plus_two (y = 0.5 x + 2, as an ONNX model) with TF Serving's documented request and gets its answer
   [2.5, 3.0, 4.5], reads the model's status (AVAILABLE) and metadata (the serving_default signature).
-- grpc's reflection client (grpcio-reflection) lists the server's services: TF Serving's two, the health service and
-  reflection itself.
+- grpc's reflection client (grpcio-reflection) lists the server's services: TF Serving's two, the Open Inference
+  Protocol's, the health service and reflection itself.
 - grpc's health client (grpcio-health-checking) gets SERVING for the server and TF Serving's services, NOT_FOUND for
   an unknown service.
 
@@ -61,7 +61,8 @@ def check_reflection(ch):
     responses = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services='')]),
                                           timeout=30)
     names = sorted(s.name for r in responses for s in r.list_services_response.service)
-    want = ['grpc.health.v1.Health', 'tensorflow.serving.ModelService', 'tensorflow.serving.PredictionService']
+    want = ['grpc.health.v1.Health', 'inference.GRPCInferenceService', 'tensorflow.serving.ModelService',
+            'tensorflow.serving.PredictionService']
     missing = [w for w in want if w not in names]
     if missing:
         return [f'reflection lists {names}; missing {missing}']
@@ -72,7 +73,8 @@ def check_reflection(ch):
 def check_health(ch):
     problems = []
     stub = health_pb2_grpc.HealthStub(ch)
-    for service in ('', 'tensorflow.serving.PredictionService', 'tensorflow.serving.ModelService'):
+    for service in ('', 'tensorflow.serving.PredictionService', 'tensorflow.serving.ModelService',
+                    'inference.GRPCInferenceService'):
         r = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=30)
         if r.status != health_pb2.HealthCheckResponse.SERVING:
             problems.append(f'health of {service!r}: {health_pb2.HealthCheckResponse.ServingStatus.Name(r.status)}')
@@ -83,7 +85,7 @@ def check_health(ch):
         if e.code() != grpc.StatusCode.NOT_FOUND:
             problems.append(f'an unknown service gave {e.code()}, want NOT_FOUND')
     if not problems:
-        print('    health: SERVING for the server and both TF Serving services; NOT_FOUND for an unknown one')
+        print('    health: SERVING for the server, both TF Serving services and the v2 service; NOT_FOUND for an unknown one')
     return problems
 
 

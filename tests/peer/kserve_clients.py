@@ -11,6 +11,11 @@ model), get_model_metadata (name, versions, FP32 input x and output y with shape
 with the binary tensor data extension (inputs and outputs binary: the client's default) giving [2.5, 3.0, 4.5], and
 an infer with a wrong datatype failing with the server's message while the server stays up.
 
+Then tritonclient.grpc against the gRPC port of a second server (inference.GRPCInferenceService): the same health,
+metadata and infer calls (the client sends raw_input_contents, the server answers raw_output_contents), the typed
+contents path through the protocol's own stubs, and bad requests (a raw byte count that does not fit the shape, an
+unknown datatype) refused with INVALID_ARGUMENT and a message that names the input, the server staying up.
+
 Prints one line per check and "N passed, M failed"; exits 1 when a check failed. Loopback only, bounded in time.
 """
 import os, sys, time
@@ -18,7 +23,10 @@ import os, sys, time
 try:
     import numpy as np
     from peer_util import HalfPlusTwoServer, Tally
+    import grpc
+    import tritonclient.grpc as grpcclient
     import tritonclient.http as httpclient
+    from tritonclient.grpc import service_pb2, service_pb2_grpc
     from tritonclient.utils import InferenceServerException
 except ImportError as e:
     print(f'peers venv missing ({e}): run scripts/install-deps.sh --peers')
@@ -138,6 +146,87 @@ def check_bad_input(c):
     return []
 
 
+def check_grpc_health(c):
+    problems = []
+    if not c.is_server_live() or not c.is_server_ready():
+        problems.append('is_server_live / is_server_ready is False')
+    md = c.get_server_metadata()
+    if md.name != 'strata' or 'binary_tensor_data' not in md.extensions:
+        problems.append(f'get_server_metadata: {md}')
+    if not c.is_model_ready('half_plus_two') or not c.is_model_ready('half_plus_two', '1'):
+        problems.append('is_model_ready(half_plus_two[, 1]) is False')
+    if c.is_model_ready('no_such_model'):
+        problems.append('is_model_ready(no_such_model) is True')
+    if not problems:
+        print(f'    gRPC: live, ready, server metadata {md.name} {list(md.extensions)}, model ready')
+    return problems
+
+
+def check_grpc_metadata(c):
+    md = c.get_model_metadata('half_plus_two', as_json=True)
+    want = {'name': 'half_plus_two', 'versions': ['1'], 'platform': 'onnx',
+            'inputs': [{'name': 'x', 'datatype': 'FP32', 'shape': ['-1']}],
+            'outputs': [{'name': 'y', 'datatype': 'FP32', 'shape': ['-1']}]}
+    got = {k: md.get(k) for k in want}
+    if got != want:
+        return [f'gRPC get_model_metadata: {md}, want {want}']
+    print(f'    gRPC metadata: {got}')
+    return []
+
+
+def check_grpc_infer(c):
+    problems = []
+    for version in ('', '1'):
+        inp = grpcclient.InferInput('x', [3], 'FP32')
+        inp.set_data_from_numpy(X)
+        r = c.infer('half_plus_two', [inp], model_version=version, request_id='req-7',
+                    outputs=[grpcclient.InferRequestedOutput('y')])
+        got = r.as_numpy('y')
+        if got is None or got.tolist() != WANT:
+            problems.append(f'gRPC infer (version {version!r}): y = {got}, want {WANT}')
+        resp = r.get_response()
+        if resp.id != 'req-7' or resp.model_version != '1':
+            problems.append(f'gRPC infer: id {resp.id!r}, model_version {resp.model_version!r}; want req-7 and 1')
+    if not problems:
+        print(f'    gRPC infer (raw tensors): y = {WANT}, id and version echoed')
+    return problems
+
+
+def check_grpc_contents_and_bad_input(port):
+    problems = []
+    with grpc.insecure_channel(f'127.0.0.1:{port}') as ch:
+        stub = service_pb2_grpc.GRPCInferenceServiceStub(ch)
+        req = service_pb2.ModelInferRequest(model_name='half_plus_two')
+        t = req.inputs.add(name='x', datatype='FP32', shape=[3])
+        t.contents.fp32_contents.extend(X.tolist())
+        r = stub.ModelInfer(req, timeout=30)
+        got = np.frombuffer(r.raw_output_contents[0], dtype=np.float32).tolist()
+        if got != WANT:
+            problems.append(f'typed contents infer: y = {got}, want {WANT}')
+        bad = [('shape [4] with 12 raw bytes', 'FP32', [4], X.tobytes(), ['16', '12']),
+               ('unknown datatype', 'FP33', [3], X.tobytes(), ['FP33', 'FP32']),
+               ('3 elements in contents for shape [2]', 'FP32', [2], None, ['2', '3'])]
+        for what, dtype, shape, raw, words in bad:
+            req = service_pb2.ModelInferRequest(model_name='half_plus_two')
+            t = req.inputs.add(name='x', datatype=dtype, shape=shape)
+            if raw is None:
+                t.contents.fp32_contents.extend(X.tolist())
+            else:
+                req.raw_input_contents.append(raw)
+            try:
+                stub.ModelInfer(req, timeout=30)
+                problems.append(f'{what}: accepted')
+            except grpc.RpcError as e:
+                msg = e.details() or ''
+                if e.code() != grpc.StatusCode.INVALID_ARGUMENT or not all(w in msg for w in words):
+                    problems.append(f'{what}: {e.code()} {msg!r}; want INVALID_ARGUMENT naming {words}')
+                else:
+                    print(f'    {what}: INVALID_ARGUMENT {msg}')
+        if stub.ServerLive(service_pb2.ServerLiveRequest(), timeout=30).live is not True:
+            problems.append('the server is not live after the bad requests')
+    return problems
+
+
 def main():
     tally = Tally()
     with HalfPlusTwoServer(os.path.abspath(sys.argv[1]), tally, extra=['--enable_batching']) as server:
@@ -156,6 +245,23 @@ def main():
         for name, fn in (('health', check_health), ('metadata', check_metadata), ('infer_json', check_infer_json),
                          ('infer_binary', check_infer_binary),
                          ('concurrent', lambda c: check_concurrent(c, port)), ('bad_input', check_bad_input)):
+            tally.run(name, fn, c)
+    with HalfPlusTwoServer(os.path.abspath(sys.argv[1]), tally, grpc=True) as server:
+        port = server.port
+        c = grpcclient.InferenceServerClient(f'127.0.0.1:{port}')
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                if c.is_model_ready('half_plus_two'):
+                    break
+            except Exception:
+                pass
+            if server.proc.poll() is not None:
+                raise RuntimeError(f'strata serve exited with {server.proc.returncode}')
+            time.sleep(0.2)
+        for name, fn in (('grpc_health', check_grpc_health), ('grpc_metadata', check_grpc_metadata),
+                         ('grpc_infer', check_grpc_infer),
+                         ('grpc_contents_and_bad_input', lambda c: check_grpc_contents_and_bad_input(port))):
             tally.run(name, fn, c)
     return tally.finish()
 

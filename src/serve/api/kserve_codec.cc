@@ -274,16 +274,7 @@ std::string V2InferResponse(const std::string& model_name, int64_t version, cons
     const int64_t n = t.num_elements();
     if (i < binary.size() && binary[i]) {
       const size_t before = tail.size();
-      if (t.dtype() == DType::kString) {
-        for (int64_t k = 0; k < n; ++k) {
-          const std::string& s = t.data<std::string>()[k];
-          const uint32_t len = static_cast<uint32_t>(s.size());
-          tail.append(reinterpret_cast<const char*>(&len), 4);
-          tail += s;
-        }
-      } else {
-        tail.append(static_cast<const char*>(t.raw_data()), t.byte_size());
-      }
+      AppendV2Raw(t, &tail);
       out += ",\"parameters\":{\"binary_data_size\":" + std::to_string(tail.size() - before) + "}}";
       continue;
     }
@@ -338,6 +329,25 @@ std::string V2ModelMetadata(const std::string& name, const std::vector<int64_t>&
   AppendTensorMetadata(&out, signature.outputs);
   out += "}";
   return out;
+}
+
+Status V2FillRaw(std::string_view bytes, std::string_view input, std::string_view datatype, Tensor* t) {
+  return FillBinary(bytes, input, datatype, t);
+}
+
+void AppendV2Raw(const Tensor& t, std::string* out) {
+  if (t.dtype() == DType::kString) {
+    for (int64_t k = 0; k < t.num_elements(); ++k) {
+      const std::string& s = t.data<std::string>()[k];
+      const uint32_t len = static_cast<uint32_t>(s.size());
+      out->append(reinterpret_cast<const char*>(&len), 4);
+      *out += s;
+    }
+  } else if (t.dtype() == DType::kBool) {
+    for (int64_t k = 0; k < t.num_elements(); ++k) out->push_back(t.data<bool>()[k] ? 1 : 0);
+  } else {
+    out->append(static_cast<const char*>(t.raw_data()), t.byte_size());
+  }
 }
 
 std::string V2ServerMetadata() {

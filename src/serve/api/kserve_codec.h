@@ -48,4 +48,10 @@ std::string V2ModelMetadata(const std::string& name, const std::vector<int64_t>&
 // {"name": "strata", "version": ..., "extensions": [...]}
 std::string V2ServerMetadata();
 
+// Raw tensor bytes, as the binary extension and gRPC's raw_input_contents / raw_output_contents lay them out:
+// elements little-endian in row-major order; BYTES elements each a 4-byte little-endian length and the bytes.
+// V2FillRaw fills `t` (already shaped) from `bytes`; errors name `input` and compare the byte counts.
+Status V2FillRaw(std::string_view bytes, std::string_view input, std::string_view datatype, Tensor* t);
+void AppendV2Raw(const Tensor& t, std::string* out);
+
 }  // namespace strata::serve

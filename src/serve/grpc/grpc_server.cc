@@ -13,12 +13,14 @@
 
 #include "core/logging.h"
 #include "serve/grpc/grpc_services.h"
+#include "serve/grpc/kserve_grpc.h"
 
 namespace strata::serve {
 
 struct GrpcServer::Impl {
   std::unique_ptr<PredictionServiceImpl> prediction;
   std::unique_ptr<ModelServiceImpl> model;
+  std::unique_ptr<InferenceServiceImpl> inference;  // Open Inference Protocol (KServe v2)
   std::unique_ptr<grpc::Server> server;
   int port = 0;
   bool stopped = false;
@@ -59,6 +61,9 @@ std::string RequestTypeName(const char* method) {
       {"/tensorflow.serving.PredictionService/GetModelMetadata", "GetModelMetadataRequest"},
       {"/tensorflow.serving.ModelService/GetModelStatus", "GetModelStatusRequest"},
       {"/tensorflow.serving.ModelService/HandleReloadConfigRequest", "ReloadConfigRequest"},
+      {"/inference.GRPCInferenceService/ModelInfer", "ModelInferRequest"},
+      {"/inference.GRPCInferenceService/ModelMetadata", "ModelMetadataRequest"},
+      {"/inference.GRPCInferenceService/ModelReady", "ModelReadyRequest"},
   };
   const std::string_view m = method ? method : "";
   for (const auto& [path, type] : kRequestTypes)
@@ -97,7 +102,8 @@ class ParseErrorInterceptorFactory final : public grpc::experimental::ServerInte
 };
 
 // The services whose health is reported by name, besides the whole server's ("").
-constexpr const char* kHealthServices[] = {"tensorflow.serving.PredictionService", "tensorflow.serving.ModelService"};
+constexpr const char* kHealthServices[] = {"tensorflow.serving.PredictionService", "tensorflow.serving.ModelService",
+                                           "inference.GRPCInferenceService"};
 
 std::shared_ptr<grpc::ServerCredentials> Credentials(const GrpcOptions& o) {
   if (!o.use_ssl) return grpc::InsecureServerCredentials();
@@ -118,6 +124,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcOptions& optio
   Impl& impl = *server->impl_;
   impl.prediction = std::make_unique<PredictionServiceImpl>(predictor, metrics, options.tensor_content);
   impl.model = std::make_unique<ModelServiceImpl>(predictor, metrics, std::move(reload));
+  impl.inference = std::make_unique<InferenceServiceImpl>(predictor, metrics);
   // The standard grpc.health.v1.Health service (Kubernetes' gRPC probes, grpc_health_probe) and server reflection
   // (grpcurl, grpc_cli list): both are read by the builder, so they are switched on before it is made.
   grpc::EnableDefaultHealthCheckService(true);
@@ -139,6 +146,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcOptions& optio
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(impl.prediction.get());
   builder.RegisterService(impl.model.get());
+  builder.RegisterService(impl.inference.get());
   impl.server = builder.BuildAndStart();
   if (!impl.server || impl.port == 0)
     return UnavailableError("cannot listen for gRPC on ", address, " (port in use or bad address)");
