@@ -71,6 +71,9 @@ struct ServerOptions {
   // Prometheus metrics are on by default at this path (TF Serving: off unless the monitoring config enables them).
   bool metrics_enabled = true;
   std::string metrics_path = "/monitoring/prometheus/metrics";
+  // --log_requests: one access log line per REST request and gRPC call (request_id, method, path, status,
+  // duration_ms); in JSON with --log_format json. Every response carries X-Request-Id (gRPC: x-request-id) either way.
+  bool log_requests = false;
 
   // ---- shutdown ----
   int64_t shutdown_grace_ms = 10000;  // Stop(): how long in-flight requests may take to finish

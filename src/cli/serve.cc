@@ -18,6 +18,7 @@ struct ServeArgs {
   int64_t session_parallelism = 0;
   bool version = false;
   bool enable_metrics = true;
+  std::string log_format = "text";
 };
 
 // TF Serving flags that make no sense for an ONNX server: accepted so deployment scripts keep working, and logged.
@@ -71,6 +72,9 @@ int RunServer(ServeArgs& args) {
     return 0;
   }
   serve::ServerOptions& o = args.opt;
+  auto log_format = ParseLogFormat(args.log_format);
+  if (!log_format.ok()) return ReportError(log_format.status());
+  SetLogFormat(*log_format);
   if (o.intra_op_threads > 0 && o.inter_op_threads > 0 && args.session_parallelism > 0)
     return ReportError(InvalidArgumentError(
         "Failed to start server. Error: Either configure --tensorflow_session_parallelism or "
@@ -86,12 +90,19 @@ int RunServer(ServeArgs& args) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   auto server = serve::Server::Start(o);
   if (!server.ok()) {
-    std::fprintf(stderr, "Failed to start server. Error: %s\n", server.status().ToString().c_str());
+    if (GetLogFormat() == LogFormat::kJson)  // every stderr line one JSON object
+      LogError("Failed to start server. Error: ", server.status().ToString());
+    else
+      std::fprintf(stderr, "Failed to start server. Error: %s\n", server.status().ToString().c_str());
     ExitCode() = 1;
     return 1;
   }
-  std::fprintf(stderr, "strata serve: REST on port %d, gRPC on port %d; SIGTERM or Ctrl-C stops\n",
-               (*server)->rest_port(), (*server)->grpc_port());
+  if (GetLogFormat() == LogFormat::kJson)
+    LogInfo("strata serve: REST on port ", (*server)->rest_port(), ", gRPC on port ", (*server)->grpc_port(),
+            "; SIGTERM or Ctrl-C stops");
+  else
+    std::fprintf(stderr, "strata serve: REST on port %d, gRPC on port %d; SIGTERM or Ctrl-C stops\n",
+                 (*server)->rest_port(), (*server)->grpc_port());
   int sig = 0;
   sigwait(&signals, &sig);
   LogInfo("received ", sig == SIGTERM ? "SIGTERM" : "SIGINT", "; stopping");
@@ -165,6 +176,12 @@ void AddServeCommand(CLI::App& app) {
       ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_option("--max_status_history", o.max_status_history, "END versions kept per model in status (default 8)");
   cmd->add_option("--shutdown_grace_ms", o.shutdown_grace_ms, "How long SIGTERM waits for in-flight requests");
+  cmd->add_option("--log_format", args->log_format,
+                  "text (default) or json: one JSON object per line (time, level, msg, fields) for log collectors")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("--log_requests", o.log_requests,
+                "An access log line per REST request and gRPC call: request_id, method, path, status, duration_ms "
+                "(responses carry X-Request-Id either way)");
   cmd->add_flag("--enable_metrics", args->enable_metrics,
                 "Prometheus metrics at /monitoring/prometheus/metrics without a monitoring config (default true)");
   cmd->callback([args, cmd] {

@@ -176,6 +176,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
     RestOptions ro{o.rest_timeout_ms, o.rest_cors, o.metrics_enabled, o.metrics_path};
     impl.rest = std::make_unique<RestApi>(impl.predictor.get(), metrics, ro);
     HttpServerOptions ho;
+    ho.access_log = o.log_requests;
     ho.host = o.host;
     ho.port = o.rest_port < 0 ? 0 : o.rest_port;
     ho.threads = o.rest_num_threads > 0 ? o.rest_num_threads
@@ -197,6 +198,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
 #ifdef STRATA_SERVE_WITH_GRPC
   if (o.grpc_port != 0) {
     GrpcOptions go;
+    go.access_log = o.log_requests;
     go.host = o.host;
     go.port = o.grpc_port < 0 ? 0 : o.grpc_port;
     go.max_message_bytes = o.grpc_max_message_bytes;

@@ -1,11 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <set>
 #include <vector>
 
 #include "core/file_util.h"
+#include "core/json.h"
+#include "core/logging.h"
 #include "core/parallel.h"
 #include "core/random.h"
 
@@ -73,6 +76,55 @@ TEST(FileUtilTest, AtomicWriteReadAndPathChecks) {
   EXPECT_EQ(Basename((*g)[0]), "a.txt");
   EXPECT_EQ(Dirname("/a/b/c"), "/a/b");
   EXPECT_EQ(JoinPath("a/", "b"), "a/b");
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+// --log_format json: one JSON object per line with time (UTC, ms), level, msg and the fields (numbers unquoted);
+// quotes, newlines and bytes that are not UTF-8 in a message or a field cannot break the line.
+TEST(LoggingTest, JsonLinesAreValidJsonWhateverTheMessage) {
+  SetLogFormat(LogFormat::kJson);
+  testing::internal::CaptureStderr();
+  LogFields(LogLevel::kWarning, "bad \"name\"\nsecond line \xff\xfe end",
+            {{"request_id", "r1"}, {"status", "404", true}, {"path", "/v1/models/\xc3\x28"}});
+  LogInfo("plain");
+  const std::string out = testing::internal::GetCapturedStderr();
+  SetLogFormat(LogFormat::kText);
+  const size_t nl = out.find('\n');
+  ASSERT_NE(nl, std::string::npos);
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;  // the message's newline is escaped
+  auto first = Json::Parse(out.substr(0, nl));
+  ASSERT_TRUE(first.ok()) << out;
+  EXPECT_EQ(first->Find("level")->as_string(), "WARNING");
+  EXPECT_EQ(first->Find("msg")->as_string(), "bad \"name\"\nsecond line \xEF\xBF\xBD\xEF\xBF\xBD end");
+  EXPECT_EQ(first->Find("request_id")->as_string(), "r1");
+  EXPECT_TRUE(first->Find("status")->is_int());
+  EXPECT_EQ(first->Find("status")->as_int(), 404);
+  EXPECT_EQ(first->Find("path")->as_string(), "/v1/models/\xEF\xBF\xBD(");
+  const std::string time = first->Find("time")->as_string();
+  ASSERT_EQ(time.size(), 24u) << time;  // 2026-12-05T00:41:02.123Z
+  EXPECT_EQ(time[10], 'T');
+  EXPECT_EQ(time.back(), 'Z');
+  EXPECT_EQ(out.find('\xff'), std::string::npos);
+  auto second = Json::Parse(out.substr(nl + 1, out.size() - nl - 2));
+  ASSERT_TRUE(second.ok()) << out;
+  EXPECT_EQ(second->Find("msg")->as_string(), "plain");
+  EXPECT_EQ(second->Find("level")->as_string(), "INFO");
+}
+
+TEST(LoggingTest, TextFormatAppendsFieldsAndParseNamesTheChoices) {
+  testing::internal::CaptureStderr();
+  LogFields(LogLevel::kInfo, "request", {{"request_id", "abc"}, {"status", "200", true}});
+  const std::string out = testing::internal::GetCapturedStderr();
+  EXPECT_NE(out.find(" I strata: request request_id=abc status=200\n"), std::string::npos) << out;
+  EXPECT_TRUE(ParseLogFormat("json").ok());
+  auto bad = ParseLogFormat("yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'text' or 'json'"), std::string::npos);
 }
 
 }  // namespace

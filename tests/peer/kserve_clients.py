@@ -227,6 +227,31 @@ def check_grpc_contents_and_bad_input(port):
     return problems
 
 
+def check_grpc_request_id(port, server):
+    """x-request-id comes back in the initial metadata and is on the JSON access log line of the call."""
+    import json
+    with grpc.insecure_channel(f'127.0.0.1:{port}') as ch:
+        stub = service_pb2_grpc.GRPCInferenceServiceStub(ch)
+        _, call = stub.ServerLive.with_call(service_pb2.ServerLiveRequest(), metadata=(('x-request-id', 'trace-9'),),
+                                            timeout=30)
+        echoed = dict(call.initial_metadata()).get('x-request-id')
+    if echoed != 'trace-9':
+        return [f'x-request-id echoed as {echoed!r}, want trace-9']
+    server.log.flush()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        lines = [json.loads(l) for l in open(server.log.name) if l.strip()]  # every line must be JSON
+        hits = [l for l in lines if l.get('request_id') == 'trace-9']
+        if hits:
+            h = hits[0]
+            if h.get('protocol') != 'GRPC' or not h.get('method', '').endswith('/ServerLive') or h.get('status') != 0:
+                return [f'access log line {h}']
+            print(f'    x-request-id echoed; access log: {h}')
+            return []
+        time.sleep(0.1)
+    return ['no access log line with request_id trace-9']
+
+
 def main():
     tally = Tally()
     with HalfPlusTwoServer(os.path.abspath(sys.argv[1]), tally, extra=['--enable_batching']) as server:
@@ -246,7 +271,8 @@ def main():
                          ('infer_binary', check_infer_binary),
                          ('concurrent', lambda c: check_concurrent(c, port)), ('bad_input', check_bad_input)):
             tally.run(name, fn, c)
-    with HalfPlusTwoServer(os.path.abspath(sys.argv[1]), tally, grpc=True) as server:
+    with HalfPlusTwoServer(os.path.abspath(sys.argv[1]), tally, grpc=True,
+                           extra=['--log_format=json', '--log_requests']) as server:
         port = server.port
         c = grpcclient.InferenceServerClient(f'127.0.0.1:{port}')
         deadline = time.time() + 30
@@ -261,7 +287,8 @@ def main():
             time.sleep(0.2)
         for name, fn in (('grpc_health', check_grpc_health), ('grpc_metadata', check_grpc_metadata),
                          ('grpc_infer', check_grpc_infer),
-                         ('grpc_contents_and_bad_input', lambda c: check_grpc_contents_and_bad_input(port))):
+                         ('grpc_contents_and_bad_input', lambda c: check_grpc_contents_and_bad_input(port)),
+                         ('grpc_request_id', lambda c: check_grpc_request_id(port, server))):
             tally.run(name, fn, c)
     return tally.finish()
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/file_util.h"
+#include "core/json.h"
 #include "http_client.h"
 #include "serve_test_util.h"
 
@@ -139,6 +140,72 @@ TEST(CliTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
   // After exit nothing listens any more.
   bench::HttpClient after("127.0.0.1", port, std::chrono::seconds(2));
   EXPECT_FALSE(after.Get("/healthz").ok());
+}
+
+// --log_format json --log_requests: every stderr line is one JSON object (so a log collector can parse the whole
+// stream), requests get access log lines with the client's X-Request-Id (or a made-up one, echoed in the response),
+// and a request path with bytes that are not UTF-8 still gives valid JSON.
+TEST(CliTest, JsonLogsCarryRequestIds) {
+  const std::string dir = testing::FreshDir("cli_json_logs");
+  testing::WriteVersion(dir + "/half", 1, testing::HalfModel());
+  const int port = FreePort();
+  Process p = Spawn({"--port=0", StrCat("--rest_api_port=", port), "--host=127.0.0.1", "--model_name=half",
+                     "--model_base_path=" + dir + "/half", "--log_format=json", "--log_requests"},
+                    dir + "/serve.log");
+  bench::HttpClient client("127.0.0.1", port, std::chrono::seconds(20));
+  ASSERT_TRUE(WaitReadyz(client)) << testing::Slurp(p.log);
+  auto given = client.Request("POST", "/v1/models/half:predict", R"({"instances": [1.0]})",
+                              {{"X-Request-Id", "trace-42.a"}});
+  ASSERT_TRUE(given.ok()) << given.status().ToString();
+  EXPECT_EQ(given->status, 200);
+  EXPECT_EQ(given->headers["x-request-id"], "trace-42.a");
+  auto made = client.Get("/v1/models/nosuch");
+  ASSERT_TRUE(made.ok());
+  EXPECT_EQ(made->status, 404);
+  const std::string made_id = made->headers["x-request-id"];
+  EXPECT_EQ(made_id.size(), 16u) << made_id;
+  // An id with a space is not echoed: the server makes its own.
+  auto refused = client.Request("GET", "/v1/models/half", "", {{"X-Request-Id", "a b"}});
+  ASSERT_TRUE(refused.ok());
+  EXPECT_NE(refused->headers["x-request-id"], "a b");
+  auto bad_utf8 = client.Get("/v1/models/%ff%fe");
+  ASSERT_TRUE(bad_utf8.ok());
+  ASSERT_EQ(kill(p.pid, SIGTERM), 0);
+  EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(15)), 0);
+
+  const std::string log = testing::Slurp(p.log);
+  int lines = 0, access = 0;
+  bool saw_given = false, saw_made = false;
+  size_t pos = 0;
+  while (pos < log.size()) {
+    size_t end = log.find('\n', pos);
+    if (end == std::string::npos) end = log.size();
+    const std::string line = log.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.empty()) continue;
+    ++lines;
+    auto json = Json::Parse(line, "log line");
+    ASSERT_TRUE(json.ok()) << "not JSON: " << line << "\n" << json.status().ToString();
+    ASSERT_TRUE(json->Find("time") && json->Find("level") && json->Find("msg")) << line;
+    if (json->Find("msg")->as_string() != "request") continue;
+    ++access;
+    const std::string id = json->Find("request_id")->as_string();
+    if (id == "trace-42.a") {
+      saw_given = true;
+      EXPECT_EQ(json->Find("method")->as_string(), "POST") << line;
+      EXPECT_EQ(json->Find("path")->as_string(), "/v1/models/half:predict") << line;
+      EXPECT_EQ(json->Find("status")->as_double(), 200) << line;
+      EXPECT_GE(json->Find("duration_ms")->as_double(), 0) << line;
+    }
+    if (id == made_id) {
+      saw_made = true;
+      EXPECT_EQ(json->Find("status")->as_double(), 404) << line;
+    }
+  }
+  EXPECT_GE(lines, 5) << log;  // startup lines are JSON too
+  EXPECT_GE(access, 4) << log;
+  EXPECT_TRUE(saw_given) << log;
+  EXPECT_TRUE(saw_made) << log;
 }
 
 // The address space of a process, in bytes (VmSize in /proc/<pid>/status); -1 when unknown.

@@ -7,6 +7,7 @@
 #include <grpcpp/support/server_interceptor.h>
 
 #include <charconv>
+#include <cstdio>
 #include <future>
 #include <string_view>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "core/logging.h"
 #include "serve/grpc/grpc_services.h"
 #include "serve/grpc/kserve_grpc.h"
+#include "serve/http/http_server.h"
 
 namespace strata::serve {
 
@@ -71,34 +73,70 @@ std::string RequestTypeName(const char* method) {
   return "the request message";
 }
 
-// A request whose bytes do not parse as the method's request message never reaches the handler: gRPC answers
-// INTERNAL with an empty message. This interceptor sees the failed parse (no received message) and answers
-// INVALID_ARGUMENT "could not parse PredictRequest" instead.
-class ParseErrorInterceptor final : public grpc::experimental::Interceptor {
+// Every call passes through this interceptor:
+// - A request whose bytes do not parse as the method's request message never reaches the handler: gRPC answers
+//   INTERNAL with an empty message. The interceptor sees the failed parse (no received message) and answers
+//   INVALID_ARGUMENT "could not parse PredictRequest" instead.
+// - The request id: the client's x-request-id metadata (a plain token of at most 128 characters) or one made here,
+//   sent back in the initial metadata and put on the access log line (with --log_requests).
+class CallInterceptor final : public grpc::experimental::Interceptor {
  public:
-  explicit ParseErrorInterceptor(grpc::experimental::ServerRpcInfo* info) : info_(info) {}
+  CallInterceptor(grpc::experimental::ServerRpcInfo* info, bool access_log)
+      : info_(info), access_log_(access_log), start_(std::chrono::steady_clock::now()) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     using Hook = grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(Hook::POST_RECV_INITIAL_METADATA)) {
+      std::string_view client;
+      if (auto* md = methods->GetRecvInitialMetadata()) {
+        auto it = md->find("x-request-id");
+        if (it != md->end()) client = std::string_view(it->second.data(), it->second.size());
+      }
+      id_ = RequestIdFor(client);
+    }
+    if (methods->QueryInterceptionHookPoint(Hook::PRE_SEND_INITIAL_METADATA)) {
+      if (id_.empty()) id_ = RequestIdFor("");
+      if (auto* md = methods->GetSendInitialMetadata()) md->emplace("x-request-id", id_);
+    }
     if (methods->QueryInterceptionHookPoint(Hook::POST_RECV_MESSAGE) && methods->GetRecvMessage() == nullptr)
       parse_failed_ = true;
-    if (parse_failed_ && methods->QueryInterceptionHookPoint(Hook::PRE_SEND_STATUS) &&
-        methods->GetSendStatus().error_code() == grpc::StatusCode::INTERNAL)
-      methods->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                             StrCat("could not parse ", RequestTypeName(info_->method()))));
+    if (methods->QueryInterceptionHookPoint(Hook::PRE_SEND_STATUS)) {
+      if (parse_failed_ && methods->GetSendStatus().error_code() == grpc::StatusCode::INTERNAL)
+        methods->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                               StrCat("could not parse ", RequestTypeName(info_->method()))));
+      if (access_log_) {
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+        char duration[32];
+        std::snprintf(duration, sizeof(duration), "%.3f", ms);
+        LogFields(LogLevel::kInfo, "request",
+                  {{"request_id", id_.empty() ? RequestIdFor("") : id_},
+                   {"protocol", "GRPC"},
+                   {"method", info_->method() ? info_->method() : ""},
+                   {"status", std::to_string(static_cast<int>(methods->GetSendStatus().error_code())), true},
+                   {"duration_ms", duration, true}});
+      }
+    }
     methods->Proceed();
   }
 
  private:
   grpc::experimental::ServerRpcInfo* info_;
+  bool access_log_;
+  std::chrono::steady_clock::time_point start_;
+  std::string id_;
   bool parse_failed_ = false;
 };
 
-class ParseErrorInterceptorFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+class CallInterceptorFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
+  explicit CallInterceptorFactory(bool access_log) : access_log_(access_log) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
-    return new ParseErrorInterceptor(info);
+    return new CallInterceptor(info, access_log_);
   }
+
+ private:
+  bool access_log_;
 };
 
 // The services whose health is reported by name, besides the whole server's ("").
@@ -142,7 +180,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcOptions& optio
   }
   AddChannelArguments(options.channel_arguments, &builder);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
-  interceptors.push_back(std::make_unique<ParseErrorInterceptorFactory>());
+  interceptors.push_back(std::make_unique<CallInterceptorFactory>(options.access_log));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(impl.prediction.get());
   builder.RegisterService(impl.model.get());

@@ -23,6 +23,7 @@ struct GrpcOptions {
   SslOptions ssl;
   bool use_ssl = false;
   bool tensor_content = false;  // responses in tensor_content instead of *_val
+  bool access_log = false;      // one log line per call (request_id, method, status, duration_ms)
 };
 
 // Applies a new model list (HandleReloadConfigRequest); blocks until the new models settle.

@@ -8,6 +8,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
+#include <cstdio>
+#include <random>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -278,6 +280,8 @@ class Session : public std::enable_shared_from_this<Session> {
     r.origin = std::string(req[http::field::origin]);
     r.request_timeout_ms = std::string(req["X-Request-Timeout-Ms"]);
     r.inference_header_content_length = std::string(req["Inference-Header-Content-Length"]);
+    const auto client_id = req["X-Request-Id"];
+    r.request_id = RequestIdFor(std::string_view(client_id.data(), client_id.size()));
     const std::string encoding(req[http::field::content_encoding]);
     busy_ = true;
     ++impl_->in_flight;
@@ -290,7 +294,32 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     req.body().data = std::string();
     auto self = shared_from_this();
-    impl_->handler(std::move(r), [self](HttpResponse resp) {
+    std::string id = r.request_id;
+    if (!impl_->options.access_log) {
+      impl_->handler(std::move(r), [self, id = std::move(id)](HttpResponse resp) {
+        resp.headers.emplace_back("X-Request-Id", id);
+        net::post(self->stream_.get_executor(),
+                  [self, resp = std::move(resp)]() mutable { self->Write(std::move(resp)); });
+      });
+      return;
+    }
+    std::string method = r.method, target = r.target;
+    const auto received = r.received;
+    impl_->handler(std::move(r), [self, id = std::move(id), method = std::move(method), target = std::move(target),
+                                  received](HttpResponse resp) {
+      resp.headers.emplace_back("X-Request-Id", id);
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - received).count();
+      char duration[32];
+      std::snprintf(duration, sizeof(duration), "%.3f", ms);
+      LogFields(LogLevel::kInfo, "request",
+                {{"request_id", id},
+                 {"protocol", "REST"},
+                 {"method", method},
+                 {"path", target.substr(0, 512)},
+                 {"status", std::to_string(resp.status), true},
+                 {"duration_ms", duration, true},
+                 {"response_bytes", std::to_string(resp.body.size()), true}});
       net::post(self->stream_.get_executor(),
                 [self, resp = std::move(resp)]() mutable { self->Write(std::move(resp)); });
     });
@@ -468,6 +497,21 @@ void HttpServer::Shutdown(std::chrono::milliseconds grace) {
   impl.ioc.stop();
   for (auto& t : impl.threads)
     if (t.joinable()) t.join();
+}
+
+std::string RequestIdFor(std::string_view client_value) {
+  bool ok = !client_value.empty() && client_value.size() <= 128;
+  for (char c : client_value)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ':' || c == '/' ||
+          c == '+' || c == '='))
+      ok = false;
+  if (ok) return std::string(client_value);
+  static std::atomic<uint64_t> counter{0};
+  thread_local std::mt19937_64 gen{std::random_device{}()};
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(gen() ^ counter.fetch_add(1, std::memory_order_relaxed)));
+  return buf;
 }
 
 StatusOr<std::string> GunzipBody(std::string_view compressed, int64_t limit) {

@@ -21,6 +21,9 @@ struct HttpRequest {
   std::string origin;  // Origin header
   std::string request_timeout_ms;  // X-Request-Timeout-Ms header (strata extension), "" when absent
   std::string inference_header_content_length;  // Open Inference Protocol binary extension, "" when absent
+  // The client's X-Request-Id when it is a plain token of at most 128 characters, else one made here (16 hex
+  // digits); echoed in the response's X-Request-Id and on the access log line.
+  std::string request_id;
   std::chrono::steady_clock::time_point received;
 };
 
@@ -45,6 +48,8 @@ struct HttpServerOptions {
   int64_t inflight_body_limit = 1ll << 30;
   int64_t gzip_limit = 100ll << 20;  // decompressed size limit (TF Serving's 100 MiB)
   std::chrono::seconds idle_timeout{75};
+  // One log line per answered request (request_id, method, path, status, duration_ms, response_bytes).
+  bool access_log = false;
 };
 
 class HttpServer {
@@ -64,6 +69,9 @@ class HttpServer {
   HttpServer() = default;
   std::unique_ptr<Impl> impl_;
 };
+
+// The request id for an X-Request-Id header value (see HttpRequest::request_id); also used by gRPC's x-request-id.
+std::string RequestIdFor(std::string_view client_value);
 
 // Inflates a gzip (or zlib) body; fails above `limit` bytes.
 StatusOr<std::string> GunzipBody(std::string_view compressed, int64_t limit);
