@@ -49,6 +49,9 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("strata", {"FusedElementwise"}, onednn::CreateFusedElementwise);
   add("strata", {"FusedGemm"}, onednn::CreateFusedGemm);
   add("strata", {"FusedMatMul"}, onednn::CreateFusedMatMul);
+  add("strata", {"QuantizedConv"}, onednn::CreateQuantizedConv);
+  // quantization (QDQ models): QuantizeLinear nodes the int8 convolutions did not absorb
+  r->AddKernel("", "QuantizeLinear", KernelEntry{"cpu", cpu::CreateQuantizeLinear});
   // strata-domain gradient ops (backward primitives)
   add("strata", {"BatchNormalizationGrad"}, onednn::CreateBatchNormGrad);
   add("strata", {"ConvBackwardData"}, onednn::CreateConvBackwardData);

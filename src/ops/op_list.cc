@@ -48,6 +48,7 @@ void RegisterFusedConv(OpRegistry* r);
 void RegisterFusedElementwise(OpRegistry* r);
 void RegisterFusedGemm(OpRegistry* r);
 void RegisterFusedMatMul(OpRegistry* r);
+void RegisterQuantizedConv(OpRegistry* r);
 
 static void RegisterFusedFamily(OpRegistry* r) {
   RegisterChannelsLast(r);
@@ -56,6 +57,7 @@ static void RegisterFusedFamily(OpRegistry* r) {
   RegisterFusedElementwise(r);
   RegisterFusedGemm(r);
   RegisterFusedMatMul(r);
+  RegisterQuantizedConv(r);
 }
 
 // ---- generator (defs/generator) ----

@@ -196,6 +196,7 @@ class PrimitiveKernel final : public Kernel, public InplaceKernel {
   std::vector<bool> input_present_;
   std::vector<const Tensor*> input_values_;
   std::vector<Shape> output_shapes_;
+  std::vector<DType> output_dtypes_;
   std::vector<bool> output_bound_;
   std::vector<Buffer> buffers_;
   std::vector<Step> steps_;

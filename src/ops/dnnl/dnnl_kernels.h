@@ -13,6 +13,7 @@ namespace strata::ops::onednn {
 StatusOr<std::unique_ptr<Kernel>> CreateConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateConvTranspose(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateFusedConv(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateQuantizedConv(const KernelInit& init);  // strata.QuantizedConv, int8
 // channels_last.cc: strata.ChannelsLast (Conv, FusedConv, pools and BatchNormalization on [N, H, W, C] data).
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init);
 // matmul.cc: MatMul, Gemm, strata.FusedMatMul, strata.FusedGemm.

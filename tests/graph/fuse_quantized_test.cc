@@ -1,0 +1,144 @@
+// FuseQuantizedConv: QDQ convolutions -> strata.QuantizedConv on oneDNN's int8 kernel, checked against the reference
+// interpretation of the unfused QDQ graph (reference DequantizeLinear / Conv / QuantizeLinear kernels).
+//
+// Tolerance: one quantization step of the output. The int8 kernel accumulates exact int32 sums and applies one float32
+// multiplier per channel; the reference convolves the dequantized float32 values (a different rounding of the same
+// sum, relative error about 1e-6) and then rounds to nearest even. A value that lands within that error of a
+// half-way point may round to the neighbouring integer, so outputs agree exactly except for rare one-step
+// differences (the test counts them and requires at most 1% of the outputs).
+#include <cmath>
+
+#include "tests/graph/pass_test_util.h"
+
+namespace strata::testing {
+namespace {
+
+using graph::FuseQuantizedConv;
+
+constexpr float kYScale = 0.05f;
+
+Tensor Int8Weights(std::vector<int64_t> shape, uint64_t seed) {
+  Tensor f = RandomF(shape, seed, -127.0f, 127.0f);
+  Tensor q = Tensor::Empty(DType::kInt8, Shape(shape));
+  for (int64_t i = 0; i < f.num_elements(); ++i) q.data<int8_t>()[i] = static_cast<int8_t>(std::nearbyint(f.data<float>()[i]));
+  return q;
+}
+
+// x [2, C, 8, 8] float in [lo, hi] -> QuantizeLinear (uint8, zero point from lo) -> DequantizeLinear -> Conv 3x3 with
+// int8 per-channel weights and an int32 bias -> "c". `x_zp` is x's zero point.
+GraphBuilder QdqConv(int64_t c, int64_t m, uint8_t x_zp, float x_scale) {
+  GraphBuilder b;
+  std::vector<float> ws(m), bs(m);
+  std::vector<int32_t> bq(m);
+  for (int64_t i = 0; i < m; ++i) {
+    ws[i] = 0.002f * static_cast<float>(1 + i % 5);
+    bs[i] = x_scale * ws[i];
+    bq[i] = static_cast<int32_t>((i * 37) % 200) - 100;
+  }
+  b.Input("x", {2, c, 8, 8})
+      .Constant("xs", Tensor::Scalar(x_scale))
+      .Constant("xz", Tensor::Scalar(x_zp))
+      .Constant("wq", Int8Weights({m, c, 3, 3}, 11))
+      .Constant("ws", Tensor::FromVector(ws))
+      .Constant("wz", Tensor::Zeros(DType::kInt8, Shape{m}))
+      .Constant("bq", Tensor::FromVector(bq))
+      .Constant("bs", Tensor::FromVector(bs))
+      .Constant("bz", Tensor::Zeros(DType::kInt32, Shape{m}))
+      .Constant("ys", Tensor::Scalar(kYScale))
+      .Constant("yz", Tensor::Scalar(uint8_t{0}))
+      .Node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"}, {}, 13)
+      .Node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}, {}, 13)
+      .Node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}, {{"axis", AInt(0)}}, 13)
+      .Node("DequantizeLinear", {"bq", "bs", "bz"}, {"bd"}, {{"axis", AInt(0)}}, 13)
+      .Node("Conv", {"xd", "wd", "bd"}, {"c"}, {{"pads", AInts({1, 1, 1, 1})}}, 13);
+  return b;
+}
+
+// The fused graph against the reference interpretation, within one output step; the fast session must run the
+// int8 kernel.
+void CheckInt8(const graph::Model& model, const Tensor& x, double step, int expect_fused) {
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", x}};
+  graph::Graph g = CheckPass(model, feeds, FuseQuantizedConv, 0.0, step * 1.001);
+  EXPECT_EQ(OpCounts(g)["strata.QuantizedConv"], expect_fused);
+  auto shared = std::make_shared<graph::Model>(model);
+  auto session = graph::Session::Create(shared);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  auto plan = (*session)->DescribePlan({{"x", x.shape()}});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_NE(plan->find("dnnl-int8"), std::string::npos) << *plan;
+  // Exact except for rare half-way ties.
+  std::vector<Tensor> ref, fast;
+  ASSERT_TRUE(graph::RunReference(model, feeds, &ref).ok());
+  ASSERT_TRUE((*session)->Run(feeds, &fast).ok());
+  int64_t off = 0, nonzero = 0;
+  for (int64_t i = 0; i < ref[0].num_elements(); ++i) {
+    off += ref[0].data<float>()[i] != fast[0].data<float>()[i];
+    nonzero += ref[0].data<float>()[i] != 0;
+  }
+  EXPECT_GT(nonzero, ref[0].num_elements() / 5) << "a degenerate case: most outputs are 0";
+  EXPECT_LE(off, ref[0].num_elements() / 100) << off << " of " << ref[0].num_elements() << " outputs differ";
+}
+
+TEST(FuseQuantizedConvTest, ConvReluQuantize) {
+  GraphBuilder b = QdqConv(16, 32, 0, 1.0f / 255);
+  b.Node("Relu", {"c"}, {"r"})
+      .Node("QuantizeLinear", {"r", "ys", "yz"}, {"rq"}, {}, 13)
+      .Node("DequantizeLinear", {"rq", "ys", "yz"}, {"y"}, {}, 13)
+      .Output("y");
+  CheckInt8(b.model(), RandomF({2, 16, 8, 8}, 3, 0.0f, 1.0f), kYScale, 1);
+}
+
+// An input with negative values: uint8 with a nonzero zero point (oneDNN's source zero point).
+TEST(FuseQuantizedConvTest, AsymmetricInput) {
+  GraphBuilder b = QdqConv(3, 16, 85, 3.0f / 255);
+  b.Node("Relu", {"c"}, {"r"})
+      .Node("QuantizeLinear", {"r", "ys", "yz"}, {"rq"}, {}, 13)
+      .Node("DequantizeLinear", {"rq", "ys", "yz"}, {"y"}, {}, 13)
+      .Output("y");
+  CheckInt8(b.model(), RandomF({2, 3, 8, 8}, 4, -1.0f, 2.0f), kYScale, 1);
+}
+
+// ResNet's block end: Conv + Add(dequantized uint8 residual) + Relu + QuantizeLinear in one int8 primitive.
+TEST(FuseQuantizedConvTest, QuantizedResidual) {
+  GraphBuilder b = QdqConv(16, 16, 0, 1.0f / 255);
+  b.Constant("zs", Tensor::Scalar(0.02f))
+      .Node("QuantizeLinear", {"x", "zs", "yz"}, {"zq"}, {}, 13)
+      .Node("DequantizeLinear", {"zq", "zs", "yz"}, {"zd"}, {}, 13)
+      .Node("Add", {"c", "zd"}, {"s"}, {}, 13)
+      .Node("Relu", {"s"}, {"r"})
+      .Node("QuantizeLinear", {"r", "ys", "yz"}, {"rq"}, {}, 13)
+      .Node("DequantizeLinear", {"rq", "ys", "yz"}, {"y"}, {}, 13)
+      .Output("y");
+  CheckInt8(b.model(), RandomF({2, 16, 8, 8}, 5, 0.0f, 1.0f), kYScale, 1);
+}
+
+// No QuantizeLinear after: float32 output; a quantized residual is dequantized into it. Float32 outputs differ by
+// rounding only (no output step): the tolerance is the float error of the sums.
+TEST(FuseQuantizedConvTest, FloatOutputWithQuantizedResidual) {
+  GraphBuilder b = QdqConv(16, 16, 0, 1.0f / 255);
+  b.Constant("zs", Tensor::Scalar(0.02f))
+      .Node("QuantizeLinear", {"x", "zs", "yz"}, {"zq"}, {}, 13)
+      .Node("DequantizeLinear", {"zq", "zs", "yz"}, {"zd"}, {}, 13)
+      .Node("Add", {"c", "zd"}, {"y"}, {}, 13)
+      .Output("y");
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", RandomF({2, 16, 8, 8}, 6, 0.0f, 1.0f)}};
+  graph::Graph g = CheckPass(b.model(), feeds, FuseQuantizedConv, 1e-4, 1e-5);
+  EXPECT_EQ(OpCounts(g)["strata.QuantizedConv"], 1);
+}
+
+// Weights that are not a constant int8 DequantizeLinear (float weights): no QDQ convolution, the pass leaves it.
+TEST(FuseQuantizedConvTest, FloatWeightsStay) {
+  GraphBuilder b;
+  b.Input("x", {2, 4, 6, 6})
+      .Constant("xs", Tensor::Scalar(0.01f))
+      .Constant("w", RandomF({8, 4, 3, 3}, 1, -0.5f, 0.5f))
+      .Node("QuantizeLinear", {"x", "xs"}, {"xq"}, {}, 13)
+      .Node("DequantizeLinear", {"xq", "xs"}, {"xd"}, {}, 13)
+      .Node("Conv", {"xd", "w"}, {"y"}, {}, 13)
+      .Output("y");
+  graph::Graph g = CheckPass(b.model(), {{"x", RandomF({2, 4, 6, 6}, 2, 0.0f, 1.0f)}}, FuseQuantizedConv);
+  EXPECT_EQ(OpCounts(g).count("strata.QuantizedConv"), 0u);
+}
+
+}  // namespace
+}  // namespace strata::testing
