@@ -126,6 +126,31 @@ TEST(FuseQuantizedConvTest, FloatOutputWithQuantizedResidual) {
   EXPECT_EQ(OpCounts(g)["strata.QuantizedConv"], 1);
 }
 
+// Two int8 convolutions in a row: the layout pass keeps the uint8 value between them channels-last (no reorder in
+// or out), Transposes only at the region's edges.
+TEST(FuseQuantizedConvTest, ChainRunsChannelsLast) {
+  GraphBuilder b = QdqConv(16, 16, 0, 1.0f / 255);
+  b.Constant("w2q", Int8Weights({16, 16, 1, 1}, 12))
+      .Constant("w2s", Tensor::FromVector(std::vector<float>(16, 0.004f)))
+      .Constant("zs", Tensor::Scalar(0.02f))
+      .Node("Relu", {"c"}, {"r"})
+      .Node("QuantizeLinear", {"r", "ys", "yz"}, {"rq"}, {}, 13)
+      .Node("DequantizeLinear", {"rq", "ys", "yz"}, {"rd"}, {}, 13)
+      .Node("DequantizeLinear", {"w2q", "w2s"}, {"w2d"}, {{"axis", AInt(0)}}, 13)
+      .Node("Conv", {"rd", "w2d"}, {"c2"}, {}, 13)
+      .Node("Relu", {"c2"}, {"r2"})
+      .Node("QuantizeLinear", {"r2", "zs", "yz"}, {"r2q"}, {}, 13)
+      .Node("DequantizeLinear", {"r2q", "zs", "yz"}, {"y"}, {}, 13)
+      .Output("y");
+  const Tensor x = RandomF({2, 16, 8, 8}, 7, 0.0f, 1.0f);
+  CheckInt8(b.model(), x, 0.02, 2);
+  auto session = graph::Session::Create(std::make_shared<graph::Model>(b.model()));
+  ASSERT_TRUE(session.ok());
+  std::map<std::string, int> counts = OpCounts((*session)->optimized_graph());
+  EXPECT_EQ(counts["strata.ChannelsLast"], 2);
+  EXPECT_EQ(counts["Transpose"], 2);  // x in (uint8), y out
+}
+
 // Weights that are not a constant int8 DequantizeLinear (float weights): no QDQ convolution, the pass leaves it.
 TEST(FuseQuantizedConvTest, FloatWeightsStay) {
   GraphBuilder b;

@@ -267,5 +267,6 @@ void AppendEltwise(dnnl::post_ops* po, const EltwiseSpec& e);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConv(const KernelInit& init, bool fused);
 StatusOr<std::unique_ptr<Kernel>> CreatePoolFor(const KernelInit& init, std::string_view op, bool nhwc);
 StatusOr<std::unique_ptr<Kernel>> CreateBatchNormFor(const KernelInit& init, bool nhwc);
+StatusOr<std::unique_ptr<Kernel>> CreateQuantizedConvFor(const KernelInit& init, bool nhwc);
 
 }  // namespace strata::ops::onednn

@@ -12,6 +12,9 @@
 // Declines: non-constant weights, scales or zero points, a nonzero weight zero point, a float32 Z with a quantized Y,
 // unknown shapes, and convolutions with other than 2 spatial axes.
 #include <cmath>
+#include <mutex>
+
+#include "core/logging.h"
 
 #include "ops/defs/fused/activation.h"
 #include "ops/dnnl/dnnl_common.h"
@@ -51,12 +54,15 @@ StatusOr<int32_t> ConstZeroPoint(const PrimitiveKernel& k, const KernelInit& ini
   return Decline("zero point input ", i, " is ", DTypeName(t->dtype()));
 }
 
-Status BuildQuantizedConv(PrimitiveKernel& k, const KernelInit& init, const Activation& act) {
+Status BuildQuantizedConv(PrimitiveKernel& k, const KernelInit& init, const Activation& act, bool nhwc) {
   const Node& node = init.node;
-  const Shape& x = k.input_shape(0);
   const Shape& w = k.input_shape(3);
-  STRATA_ASSIGN_OR_RETURN(Shape y, KnownShape(init.outputs[0], "output"));
-  if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4) return Decline("only 2-D convolutions");
+  STRATA_ASSIGN_OR_RETURN(const Shape y_tensor, KnownShape(init.outputs[0], "output"));
+  if (k.input_shape(0).rank() != 4 || w.rank() != 4 || y_tensor.rank() != 4) return Decline("only 2-D convolutions");
+  // oneDNN sees NCHW dims; the memory is plain NCHW, or NHWC for channels-last nodes.
+  const Shape x = nhwc ? NhwcToNchw(k.input_shape(0)) : k.input_shape(0);
+  const Shape y = nhwc ? NhwcToNchw(y_tensor) : y_tensor;
+  const Tag layout = nhwc ? Tag::nhwc : Tag::nchw;
   if (k.constant_input(3) == nullptr) return Decline("runtime int8 weights");
   STRATA_ASSIGN_OR_RETURN(Dt x_dt, QuantType(init.inputs[0].dtype, "x"));
   STRATA_ASSIGN_OR_RETURN(Dt y_dt, QuantType(init.outputs[0].dtype, "y"));
@@ -79,14 +85,14 @@ Status BuildQuantizedConv(PrimitiveKernel& k, const KernelInit& init, const Acti
   Dims w_dims = {m, w[1], w[2], w[3]};
   if (group > 1) w_dims = {group, m / group, w[1], w[2], w[3]};
   const Md w_user = PlainMd(w_dims, Dt::s8);
-  const Md src_user = PlainMd(ToDims(x), x_dt), dst_user = PlainMd(ToDims(y), y_dt);
+  const Md src_user(ToDims(x), x_dt, layout), dst_user(ToDims(y), y_dt, layout);
 
   dnnl::post_ops po;
   const bool has_z = node.has_input(6);
   Dt z_dt = Dt::f32;
   if (has_z) {
     STRATA_ASSIGN_OR_RETURN(z_dt, QuantType(init.inputs[6].dtype, "Z"));
-    if (k.input_shape(6) != y) return Decline("Z does not have the output's shape");
+    if (k.input_shape(6) != y_tensor) return Decline("Z does not have the output's shape");
     if (z_dt == Dt::f32 && quant_out) return Decline("a float32 Z with a quantized Y");
     if (z_dt != Dt::f32 && quant_out && z_dt != y_dt) return Decline("Z and Y of different 8-bit types");
     STRATA_ASSIGN_OR_RETURN(auto zs, ConstFloats(k, init, 7, 1.0f));
@@ -134,14 +140,28 @@ Status BuildQuantizedConv(PrimitiveKernel& k, const KernelInit& init, const Acti
   if (x_zp != 0) args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, k.Constant(zp_md, &x_zp, zp_md));
   if (quant_out && y_zp != 0)
     args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, k.Constant(zp_md, &y_zp, zp_md));
-  const int dst = k.Output(0, y, pd.dst_desc(), &dst_user);
+  const int dst = k.Output(0, y_tensor, pd.dst_desc(), &dst_user);
   if (has_z) {
-    const Md z_user = PlainMd(dst_dims, z_dt);
+    const Md z_user(dst_dims, z_dt, layout);
     k.CopyInputTo(6, dst, &z_user);
   }
   args.emplace_back(DNNL_ARG_DST, dst);
   k.Add(dnnl::convolution_forward(pd), pd, std::move(args));
   return Status::OK();
+}
+
+// Whether oneDNN may use VNNI (AVX512-VNNI or AVX-VNNI) here; without it, warns once per process that the int8
+// convolutions run on oneDNN's older int8 kernels (same results, less speed).
+void CheckVnni() {
+  static std::once_flag checked;
+  std::call_once(checked, [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto avx512_vnni = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_vnni);
+    const auto avx2_vnni = static_cast<unsigned>(dnnl::cpu_isa::avx2_vnni);
+    if ((isa & avx512_vnni) != avx512_vnni && (isa & avx2_vnni) != avx2_vnni)
+      LogWarning("int8 QDQ convolutions: this CPU (or DNNL_MAX_CPU_ISA) has no VNNI, so oneDNN runs its avx512_core/"
+                 "avx2 int8 kernels without VPDPBUSD: same results, a fraction of the int8 speed-up");
+  });
 }
 
 int64_t QuantizedConvFlops(const KernelInit& init) {
@@ -151,16 +171,21 @@ int64_t QuantizedConvFlops(const KernelInit& init) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Kernel>> CreateQuantizedConv(const KernelInit& init) {
+StatusOr<std::unique_ptr<Kernel>> CreateQuantizedConvFor(const KernelInit& init, bool nhwc) {
   for (int i : {0, 3})
     if (!init.inputs[i].shape.IsFullyKnown() || init.inputs[i].shape.ToShape().NumElements() == 0)
       return Decline("input ", i, " has an unknown or empty shape");
   if (!init.outputs[0].shape.IsFullyKnown()) return Decline("unknown output shape");
   auto act = ReadFusedActivation(init.node);
   if (!act.ok()) return Decline(act.status().message());
+  CheckVnni();
   return BuildKernel(
-      init, "QuantizedConv", [&](PrimitiveKernel& k) { return BuildQuantizedConv(k, init, *act); },
+      init, "QuantizedConv", [&](PrimitiveKernel& k) { return BuildQuantizedConv(k, init, *act, nhwc); },
       QuantizedConvFlops(init));
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateQuantizedConv(const KernelInit& init) {
+  return CreateQuantizedConvFor(init, /*nhwc=*/false);
 }
 
 }  // namespace strata::ops::onednn
