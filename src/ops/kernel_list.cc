@@ -2,6 +2,7 @@
 // the last resort). src/ops/dnnl/ is the only place that includes oneDNN; with STRATA_WITH_DNNL off the reference
 // kernels run alone.
 #include "ops/fast/shape_kernels.h"
+#include "ops/int8_support.h"
 #include "ops/op.h"
 
 #ifdef STRATA_WITH_DNNL
@@ -68,6 +69,14 @@ static void RegisterFastKernels(OpRegistry* r) {
     r->AddKernel("", op, KernelEntry{"view", fast::CreateView});
   r->AddKernel("", "Slice", KernelEntry{"fast", fast::CreateSlice});
   r->AddKernel("", "Transpose", KernelEntry{"view", fast::CreateTransposeView});
+}
+
+bool Int8ConvolutionsAvailable() {
+#ifdef STRATA_WITH_DNNL
+  return onednn::HasVnni();
+#else
+  return false;
+#endif
 }
 
 void RegisterAllKernels(OpRegistry* r) {

@@ -8,6 +8,7 @@
 // differences (the test counts them and requires at most 1% of the outputs).
 #include <cmath>
 
+#include "ops/int8_support.h"
 #include "tests/graph/pass_test_util.h"
 
 namespace strata::testing {
@@ -80,6 +81,7 @@ void CheckInt8(const graph::Model& model, const Tensor& x, double step, int expe
 }
 
 TEST(FuseQuantizedConvTest, ConvReluQuantize) {
+  if (!ops::Int8ConvolutionsAvailable()) GTEST_SKIP() << "no VNNI here: see NoVnniRunsTheQdqGraphInFloat";
   GraphBuilder b = QdqConv(16, 32, 0, 1.0f / 255);
   b.Node("Relu", {"c"}, {"r"})
       .Node("QuantizeLinear", {"r", "ys", "yz"}, {"rq"}, {}, 13)
@@ -90,6 +92,7 @@ TEST(FuseQuantizedConvTest, ConvReluQuantize) {
 
 // An input with negative values: uint8 with a nonzero zero point (oneDNN's source zero point).
 TEST(FuseQuantizedConvTest, AsymmetricInput) {
+  if (!ops::Int8ConvolutionsAvailable()) GTEST_SKIP() << "no VNNI here: see NoVnniRunsTheQdqGraphInFloat";
   GraphBuilder b = QdqConv(3, 16, 85, 3.0f / 255);
   b.Node("Relu", {"c"}, {"r"})
       .Node("QuantizeLinear", {"r", "ys", "yz"}, {"rq"}, {}, 13)
@@ -100,6 +103,7 @@ TEST(FuseQuantizedConvTest, AsymmetricInput) {
 
 // ResNet's block end: Conv + Add(dequantized uint8 residual) + Relu + QuantizeLinear in one int8 primitive.
 TEST(FuseQuantizedConvTest, QuantizedResidual) {
+  if (!ops::Int8ConvolutionsAvailable()) GTEST_SKIP() << "no VNNI here: see NoVnniRunsTheQdqGraphInFloat";
   GraphBuilder b = QdqConv(16, 16, 0, 1.0f / 255);
   b.Constant("zs", Tensor::Scalar(0.02f))
       .Node("QuantizeLinear", {"x", "zs", "yz"}, {"zq"}, {}, 13)
@@ -115,6 +119,7 @@ TEST(FuseQuantizedConvTest, QuantizedResidual) {
 // No QuantizeLinear after: float32 output; a quantized residual is dequantized into it. Float32 outputs differ by
 // rounding only (no output step): the tolerance is the float error of the sums.
 TEST(FuseQuantizedConvTest, FloatOutputWithQuantizedResidual) {
+  if (!ops::Int8ConvolutionsAvailable()) GTEST_SKIP() << "no VNNI here: see NoVnniRunsTheQdqGraphInFloat";
   GraphBuilder b = QdqConv(16, 16, 0, 1.0f / 255);
   b.Constant("zs", Tensor::Scalar(0.02f))
       .Node("QuantizeLinear", {"x", "zs", "yz"}, {"zq"}, {}, 13)
@@ -129,6 +134,7 @@ TEST(FuseQuantizedConvTest, FloatOutputWithQuantizedResidual) {
 // Two int8 convolutions in a row: the layout pass keeps the uint8 value between them channels-last (no reorder in
 // or out), Transposes only at the region's edges.
 TEST(FuseQuantizedConvTest, ChainRunsChannelsLast) {
+  if (!ops::Int8ConvolutionsAvailable()) GTEST_SKIP() << "no VNNI here: see NoVnniRunsTheQdqGraphInFloat";
   GraphBuilder b = QdqConv(16, 16, 0, 1.0f / 255);
   b.Constant("w2q", Int8Weights({16, 16, 1, 1}, 12))
       .Constant("w2s", Tensor::FromVector(std::vector<float>(16, 0.004f)))
@@ -149,6 +155,25 @@ TEST(FuseQuantizedConvTest, ChainRunsChannelsLast) {
   std::map<std::string, int> counts = OpCounts((*session)->optimized_graph());
   EXPECT_EQ(counts["strata.ChannelsLast"], 2);
   EXPECT_EQ(counts["Transpose"], 2);  // x in (uint8), y out
+}
+
+// Without VNNI (run this binary under DNNL_MAX_CPU_ISA=AVX512_CORE, AVX2 or SSE41 to see it) the pass leaves the
+// QDQ graph alone: float32 convolutions of the dequantized values, no int8 kernel, the reference's results.
+TEST(FuseQuantizedConvTest, NoVnniRunsTheQdqGraphInFloat) {
+  if (ops::Int8ConvolutionsAvailable()) GTEST_SKIP() << "this CPU has VNNI: the int8 tests above apply";
+  GraphBuilder b = QdqConv(16, 32, 0, 1.0f / 255);
+  b.Node("Relu", {"c"}, {"r"})
+      .Node("QuantizeLinear", {"r", "ys", "yz"}, {"rq"}, {}, 13)
+      .Node("DequantizeLinear", {"rq", "ys", "yz"}, {"y"}, {}, 13)
+      .Output("y");
+  const Tensor x = RandomF({2, 16, 8, 8}, 3, 0.0f, 1.0f);
+  graph::Graph g = CheckPass(b.model(), {{"x", x}}, FuseQuantizedConv, 0.0, kYScale * 1.001);
+  EXPECT_EQ(OpCounts(g).count("strata.QuantizedConv"), 0u);
+  auto session = graph::Session::Create(std::make_shared<graph::Model>(b.model()));
+  ASSERT_TRUE(session.ok());
+  auto plan = (*session)->DescribePlan({{"x", x.shape()}});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->find("dnnl-int8"), std::string::npos) << *plan;
 }
 
 // Weights that are not a constant int8 DequantizeLinear (float weights): no QDQ convolution, the pass leaves it.

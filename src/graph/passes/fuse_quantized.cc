@@ -10,11 +10,15 @@
 // DequantizeLinear stays quantized (the fused node reads the 8-bit tensor); a float32 Z of the output's shape is taken
 // as is, and then no QuantizeLinear is absorbed (the int8 kernel's sum post-op needs Z in the destination's type).
 // The DequantizeLinear nodes stay in place for their other readers; dead code elimination removes the rest. Runs
-// before constant folding, which would otherwise fold the weights' DequantizeLinear into float32 weights.
+// before constant folding, which would otherwise fold the weights' DequantizeLinear into float32 weights. Does nothing
+// (with a warning) where ops::Int8ConvolutionsAvailable() is false: no VNNI.
 #include <cmath>
+#include <mutex>
 
+#include "core/logging.h"
 #include "graph/passes/fusion.h"
 #include "graph/passes/passes.h"
+#include "ops/int8_support.h"
 
 namespace strata::graph {
 namespace {
@@ -92,6 +96,15 @@ std::optional<Tensor> Bias(const Graph& g, const std::unordered_map<std::string,
 
 Status FuseQuantizedConv(Graph* g) {
   if (!passes::HasOnnxOp(*g, {"DequantizeLinear"}) || !passes::HasOnnxOp(*g, {"Conv"})) return Status::OK();
+  if (!ops::Int8ConvolutionsAvailable()) {
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      LogWarning("QDQ model: this CPU (or DNNL_MAX_CPU_ISA) has no VNNI, so its convolutions run in float32 on the "
+                 "dequantized values, as the QDQ graph is written (same results as the int8 kernels up to one "
+                 "quantization step, without their speed)");
+    });
+    return Status::OK();
+  }
   InferredGraph types;
   if (!passes::InferTypes(*g, &types)) return Status::OK();
   const passes::Uses uses = passes::CollectUses(*g);

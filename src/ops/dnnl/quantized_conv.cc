@@ -6,15 +6,12 @@
 // rounded to nearest even and saturated into Y's type (or written as float32, without y_scale/y_zp). The source
 // zero point is a oneDNN zero point, the residual Z a sum post-op (copied into the destination first: a quantized Z
 // of Y's type as is, or converted to float32 for a float32 Y), the activation an eltwise post-op. On a CPU with
-// AVX512-VNNI (or AVX-VNNI) oneDNN's brgemm/jit int8 kernels multiply with VPDPBUSD; without VNNI oneDNN runs its
-// avx512_core/avx2 int8 kernels (slower); where it offers only its reference implementation the kernel declines and
-// the reference QDQ kernel runs (STRATA_VERBOSE=dispatch says so).
+// AVX512-VNNI (or AVX-VNNI) oneDNN's brgemm/jit int8 kernels multiply with VPDPBUSD. Without VNNI the kernel declines
+// (oneDNN's older int8 kernels saturate, see ops/int8_support.h; the fusion pass does not fire there either), and
+// where oneDNN offers only its reference implementation too: the reference QDQ kernel runs then.
 // Declines: non-constant weights, scales or zero points, a nonzero weight zero point, a float32 Z with a quantized Y,
 // unknown shapes, and convolutions with other than 2 spatial axes.
 #include <cmath>
-#include <mutex>
-
-#include "core/logging.h"
 
 #include "ops/defs/fused/activation.h"
 #include "ops/dnnl/dnnl_common.h"
@@ -150,26 +147,22 @@ Status BuildQuantizedConv(PrimitiveKernel& k, const KernelInit& init, const Acti
   return Status::OK();
 }
 
-// Whether oneDNN may use VNNI (AVX512-VNNI or AVX-VNNI) here; without it, warns once per process that the int8
-// convolutions run on oneDNN's older int8 kernels (same results, less speed).
-void CheckVnni() {
-  static std::once_flag checked;
-  std::call_once(checked, [] {
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    const auto avx512_vnni = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_vnni);
-    const auto avx2_vnni = static_cast<unsigned>(dnnl::cpu_isa::avx2_vnni);
-    if ((isa & avx512_vnni) != avx512_vnni && (isa & avx2_vnni) != avx2_vnni)
-      LogWarning("int8 QDQ convolutions: this CPU (or DNNL_MAX_CPU_ISA) has no VNNI, so oneDNN runs its avx512_core/"
-                 "avx2 int8 kernels without VPDPBUSD: same results, a fraction of the int8 speed-up");
-  });
-}
-
 int64_t QuantizedConvFlops(const KernelInit& init) {
   const Shape w = init.inputs[3].shape.ToShape(), y = init.outputs[0].shape.ToShape();
   return 2 * y.NumElements() * w.Product(1, w.rank());
 }
 
 }  // namespace
+
+bool HasVnni() {
+  static const bool vnni = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto avx512_vnni = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_vnni);
+    const auto avx2_vnni = static_cast<unsigned>(dnnl::cpu_isa::avx2_vnni);
+    return (isa & avx512_vnni) == avx512_vnni || (isa & avx2_vnni) == avx2_vnni;
+  }();
+  return vnni;
+}
 
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizedConvFor(const KernelInit& init, bool nhwc) {
   for (int i : {0, 3})
@@ -178,7 +171,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateQuantizedConvFor(const KernelInit& init,
   if (!init.outputs[0].shape.IsFullyKnown()) return Decline("unknown output shape");
   auto act = ReadFusedActivation(init.node);
   if (!act.ok()) return Decline(act.status().message());
-  CheckVnni();
+  if (!HasVnni()) return Decline("no VNNI: oneDNN's older int8 kernels saturate 16-bit pair sums (ops/int8_support.h)");
   return BuildKernel(
       init, "QuantizedConv", [&](PrimitiveKernel& k) { return BuildQuantizedConv(k, init, *act, nhwc); },
       QuantizedConvFlops(init));
