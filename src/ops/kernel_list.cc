@@ -51,6 +51,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("strata", {"FusedGemm"}, onednn::CreateFusedGemm);
   add("strata", {"FusedMatMul"}, onednn::CreateFusedMatMul);
   add("strata", {"QuantizedConv"}, onednn::CreateQuantizedConv);
+  add("strata", {"QuantizedMatMul"}, onednn::CreateQuantizedMatMul);
   // quantization (QDQ models): QuantizeLinear nodes the int8 convolutions did not absorb
   r->AddKernel("", "QuantizeLinear", KernelEntry{"cpu", cpu::CreateQuantizeLinear});
   // strata-domain gradient ops (backward primitives)

@@ -49,6 +49,7 @@ void RegisterFusedElementwise(OpRegistry* r);
 void RegisterFusedGemm(OpRegistry* r);
 void RegisterFusedMatMul(OpRegistry* r);
 void RegisterQuantizedConv(OpRegistry* r);
+void RegisterQuantizedMatMul(OpRegistry* r);
 
 static void RegisterFusedFamily(OpRegistry* r) {
   RegisterChannelsLast(r);
@@ -58,6 +59,7 @@ static void RegisterFusedFamily(OpRegistry* r) {
   RegisterFusedGemm(r);
   RegisterFusedMatMul(r);
   RegisterQuantizedConv(r);
+  RegisterQuantizedMatMul(r);
 }
 
 // ---- generator (defs/generator) ----

@@ -1,4 +1,5 @@
-// FuseQuantizedConv: QDQ convolutions -> strata.QuantizedConv on oneDNN's int8 kernel, checked against the reference
+// FuseQuantizedConv / FuseQuantizedMatMul: QDQ convolutions and matrix products -> strata.QuantizedConv /
+// strata.QuantizedMatMul on oneDNN's int8 kernels, checked against the reference
 // interpretation of the unfused QDQ graph (reference DequantizeLinear / Conv / QuantizeLinear kernels).
 //
 // Tolerance: one quantization step of the output. The int8 kernel accumulates exact int32 sums and applies one float32
@@ -15,6 +16,7 @@ namespace strata::testing {
 namespace {
 
 using graph::FuseQuantizedConv;
+using graph::FuseQuantizedMatMul;
 
 constexpr float kYScale = 0.05f;
 
@@ -57,10 +59,12 @@ GraphBuilder QdqConv(int64_t c, int64_t m, uint8_t x_zp, float x_scale) {
 
 // The fused graph against the reference interpretation, within one output step; the fast session must run the
 // int8 kernel.
-void CheckInt8(const graph::Model& model, const Tensor& x, double step, int expect_fused) {
+void CheckInt8(const graph::Model& model, const Tensor& x, double step, int expect_fused,
+               const std::string& fused_op = "strata.QuantizedConv") {
   const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", x}};
-  graph::Graph g = CheckPass(model, feeds, FuseQuantizedConv, 0.0, step * 1.001);
-  EXPECT_EQ(OpCounts(g)["strata.QuantizedConv"], expect_fused);
+  graph::Graph g = CheckPass(model, feeds, fused_op == "strata.QuantizedConv" ? FuseQuantizedConv : FuseQuantizedMatMul,
+                             0.0, step * 1.001);
+  EXPECT_EQ(OpCounts(g)[fused_op], expect_fused);
   auto shared = std::make_shared<graph::Model>(model);
   auto session = graph::Session::Create(shared);
   ASSERT_TRUE(session.ok()) << session.status().message();
@@ -155,6 +159,54 @@ TEST(FuseQuantizedConvTest, ChainRunsChannelsLast) {
   std::map<std::string, int> counts = OpCounts((*session)->optimized_graph());
   EXPECT_EQ(counts["strata.ChannelsLast"], 2);
   EXPECT_EQ(counts["Transpose"], 2);  // x in (uint8), y out
+}
+
+// Gemm (transB = 1, int32 bias) + Relu + QuantizeLinear, and MatMul with a 3-D input and a float32 output:
+// strata.QuantizedMatMul on oneDNN's int8 matmul.
+TEST(FuseQuantizedConvTest, GemmAndMatMul) {
+  if (!ops::Int8ConvolutionsAvailable()) GTEST_SKIP() << "no VNNI here: see NoVnniRunsTheQdqGraphInFloat";
+  const int64_t k = 40, n = 24;
+  std::vector<float> ws(n), bs(n);
+  std::vector<int32_t> bq(n);
+  for (int64_t i = 0; i < n; ++i) {
+    ws[i] = 0.003f * static_cast<float>(1 + i % 4);
+    bs[i] = 0.01f * ws[i];
+    bq[i] = static_cast<int32_t>((i * 53) % 300) - 150;
+  }
+  GraphBuilder g;
+  g.Input("x", {6, k})
+      .Constant("xs", Tensor::Scalar(0.01f))
+      .Constant("xz", Tensor::Scalar(uint8_t{60}))
+      .Constant("wq", Int8Weights({n, k}, 21))
+      .Constant("ws", Tensor::FromVector(ws))
+      .Constant("bq", Tensor::FromVector(bq))
+      .Constant("bs", Tensor::FromVector(bs))
+      .Constant("ys", Tensor::Scalar(kYScale))
+      .Constant("yz", Tensor::Scalar(uint8_t{0}))
+      .Node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"}, {}, 13)
+      .Node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}, {}, 13)
+      .Node("DequantizeLinear", {"wq", "ws"}, {"wd"}, {{"axis", AInt(0)}}, 13)
+      .Node("DequantizeLinear", {"bq", "bs"}, {"bd"}, {{"axis", AInt(0)}}, 13)
+      .Node("Gemm", {"xd", "wd", "bd"}, {"c"}, {{"transB", AInt(1)}}, 13)
+      .Node("Relu", {"c"}, {"r"})
+      .Node("QuantizeLinear", {"r", "ys", "yz"}, {"rq"}, {}, 13)
+      .Node("DequantizeLinear", {"rq", "ys", "yz"}, {"y"}, {}, 13)
+      .Output("y");
+  CheckInt8(g.model(), RandomF({6, k}, 8, -0.6f, 1.9f), kYScale, 1, "strata.QuantizedMatMul");
+
+  GraphBuilder m;
+  m.Input("x", {2, 3, k})
+      .Constant("xs", Tensor::Scalar(0.01f))
+      .Constant("wq", Int8Weights({k, n}, 22))
+      .Constant("ws", Tensor::FromVector(ws))
+      .Node("QuantizeLinear", {"x", "xs"}, {"xq"}, {}, 13)
+      .Node("DequantizeLinear", {"xq", "xs"}, {"xd"}, {}, 13)
+      .Node("DequantizeLinear", {"wq", "ws"}, {"wd"}, {{"axis", AInt(1)}}, 13)
+      .Node("MatMul", {"xd", "wd"}, {"y"}, {}, 13)
+      .Output("y");
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", RandomF({2, 3, k}, 9, 0.0f, 2.5f)}};
+  graph::Graph mg = CheckPass(m.model(), feeds, FuseQuantizedMatMul, 1e-4, 1e-5);
+  EXPECT_EQ(OpCounts(mg)["strata.QuantizedMatMul"], 1);
 }
 
 // Without VNNI (run this binary under DNNL_MAX_CPU_ISA=AVX512_CORE, AVX2 or SSE41 to see it) the pass leaves the

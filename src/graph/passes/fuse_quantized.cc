@@ -55,14 +55,17 @@ int PerTensorDequantize(const Graph& g, const std::unordered_map<std::string, in
   return it->second;
 }
 
-// The pieces of a DequantizeLinear of constant int8 weights (zero points all 0, per tensor or along axis 0).
-bool WeightDequantize(const Graph& g, const Node& dq, int64_t m) {
+// Whether `dq` dequantizes constant int8 weights of rank `rank` with zero points all 0, per tensor or per output
+// channel (`m` of them, along `axis`).
+bool WeightDequantize(const Graph& g, const Node& dq, int64_t m, int rank = 4, int64_t axis = 0) {
   if (!IsOnnx(dq, "DequantizeLinear")) return false;
   const Tensor* w = passes::FindConstant(g, dq.inputs[0]);
   const Tensor* scale = dq.has_input(1) ? passes::FindConstant(g, dq.inputs[1]) : nullptr;
-  if (w == nullptr || w->dtype() != DType::kInt8 || w->rank() != 4 || scale == nullptr) return false;
+  if (w == nullptr || w->dtype() != DType::kInt8 || w->rank() != rank || scale == nullptr) return false;
   if (scale->dtype() != DType::kFloat32 || (scale->num_elements() != 1 && scale->num_elements() != m)) return false;
-  if (scale->num_elements() > 1 && (scale->rank() != 1 || dq.GetInt("axis", 1) != 0)) return false;
+  int64_t dq_axis = dq.GetInt("axis", 1);
+  if (dq_axis < 0) dq_axis += rank;
+  if (scale->num_elements() > 1 && (scale->rank() != 1 || dq_axis != axis)) return false;
   if (dq.has_input(2)) {
     const Tensor* zp = passes::FindConstant(g, dq.inputs[2]);
     if (zp == nullptr || !AllZero(*zp)) return false;
@@ -182,6 +185,89 @@ Status FuseQuantizedConv(Graph* g) {
     if (chain.length() == 0) {
       frozen[ci] = true;
       g->nodes[ci] = std::move(fused);
+    } else {
+      chain.Commit(std::move(fused), &dead);
+    }
+    changed = true;
+  }
+  if (changed) {
+    passes::RemoveNodes(g, dead);
+    STRATA_RETURN_IF_ERROR(EliminateDeadCode(g));
+  }
+  return Status::OK();
+}
+
+Status FuseQuantizedMatMul(Graph* g) {
+  if (!passes::HasOnnxOp(*g, {"DequantizeLinear"}) || !passes::HasOnnxOp(*g, {"MatMul", "Gemm"})) return Status::OK();
+  if (!ops::Int8ConvolutionsAvailable()) return Status::OK();  // FuseQuantizedConv warns
+  InferredGraph types;
+  if (!passes::InferTypes(*g, &types)) return Status::OK();
+  const passes::Uses uses = passes::CollectUses(*g);
+  passes::FreshNames names(*g);
+  std::unordered_map<std::string, int> producer;
+  for (size_t i = 0; i < g->nodes.size(); ++i)
+    for (const std::string& o : g->nodes[i].outputs)
+      if (!o.empty()) producer[o] = static_cast<int>(i);
+  std::vector<bool> dead(g->nodes.size(), false), frozen(g->nodes.size(), false);
+  bool changed = false;
+  for (size_t mi = 0; mi < g->nodes.size(); ++mi) {
+    const Node mm = g->nodes[mi];
+    const bool gemm = IsOnnx(mm, "Gemm");
+    if (frozen[mi] || !(gemm || IsOnnx(mm, "MatMul")) || mm.outputs.size() != 1 || mm.inputs.size() < 2) continue;
+    if (gemm && (mm.GetInt("transA", 0) != 0 || mm.GetFloat("alpha", 1.0f) != 1.0f ||
+                 (mm.has_input(2) && mm.GetFloat("beta", 1.0f) != 1.0f)))
+      continue;
+    const bool trans_b = gemm && mm.GetInt("transB", 0) != 0;
+    const int ai = PerTensorDequantize(*g, producer, mm.inputs[0]);
+    auto bi = producer.find(mm.inputs[1]);
+    if (ai < 0 || bi == producer.end()) continue;
+    const Tensor* b = passes::FindConstant(*g, g->nodes[bi->second].inputs[0]);
+    if (b == nullptr || b->rank() != 2) continue;
+    const int64_t n = trans_b ? b->dim(0) : b->dim(1);
+    if (!WeightDequantize(*g, g->nodes[bi->second], n, 2, trans_b ? 0 : 1)) continue;
+    std::optional<Tensor> bias;
+    if (mm.has_input(2) && !(bias = Bias(*g, producer, mm.inputs[2], n))) continue;
+    const Node& adq = g->nodes[ai];
+    const Node& bdq = g->nodes[bi->second];
+    Node fused;
+    fused.name = mm.name;
+    fused.op_type = "QuantizedMatMul";
+    fused.domain = std::string(kStrataDomain);
+    fused.opset = 1;
+    fused.outputs = mm.outputs;
+    if (trans_b) fused.attrs["transB"] = Attribute::Int(1);
+    fused.inputs.assign(8, "");
+    fused.inputs[0] = adq.inputs[0];
+    fused.inputs[1] = adq.inputs[1];
+    if (adq.has_input(2)) fused.inputs[2] = adq.inputs[2];
+    fused.inputs[3] = bdq.inputs[0];
+    fused.inputs[4] = bdq.inputs[1];
+    if (bias) {
+      const std::string name = names.Make(mm.inputs[2] + "_float");
+      g->initializers[name] = *bias;
+      fused.inputs[5] = name;
+    }
+    passes::Chain chain(*g, uses, static_cast<int>(mi), &frozen);
+    if (std::optional<ops::Activation> act = chain.NextActivation()) {
+      ops::WriteFusedActivation(*act, &fused.attrs);
+      chain.Absorb();
+    }
+    const int qi = chain.NextNode();
+    if (qi >= 0) {
+      const Node& q = g->nodes[qi];
+      const Tensor* s = ScalarConstant(*g, q, 1);
+      const Tensor* zp = ScalarConstant(*g, q, 2);
+      if (IsOnnx(q, "QuantizeLinear") && q.inputs[0] == chain.value() && s != nullptr &&
+          s->dtype() == DType::kFloat32 && (!q.has_input(2) || zp != nullptr)) {
+        fused.inputs[6] = q.inputs[1];
+        if (q.has_input(2)) fused.inputs[7] = q.inputs[2];
+        chain.Absorb();
+      }
+    }
+    while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
+    if (chain.length() == 0) {
+      frozen[mi] = true;
+      g->nodes[mi] = std::move(fused);
     } else {
       chain.Commit(std::move(fused), &dead);
     }

@@ -14,6 +14,8 @@ Status EliminateDeadCode(Graph* g);
 // DequantizeLinear -> Conv [-> Add] [-> activation] [-> QuantizeLinear] (QDQ models) -> strata.QuantizedConv, which
 // runs on oneDNN's int8 kernels. Runs before constant folding (which would fold the weights' DequantizeLinear).
 Status FuseQuantizedConv(Graph* g);
+// DequantizeLinear -> MatMul/Gemm (constant int8 B) [-> activation] [-> QuantizeLinear] -> strata.QuantizedMatMul.
+Status FuseQuantizedMatMul(Graph* g);
 
 // Folds an inference-mode BatchNormalization into the Conv before it (new W and B initializers).
 Status FuseConvBatchNorm(Graph* g);

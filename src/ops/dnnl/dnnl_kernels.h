@@ -14,6 +14,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateConvTranspose(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateFusedConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizedConv(const KernelInit& init);  // strata.QuantizedConv, int8
+StatusOr<std::unique_ptr<Kernel>> CreateQuantizedMatMul(const KernelInit& init);  // strata.QuantizedMatMul, int8
 // Whether oneDNN may use VNNI here (quantized_conv.cc; see ops/int8_support.h).
 bool HasVnni();
 // channels_last.cc: strata.ChannelsLast (Conv, FusedConv, pools and BatchNormalization on [N, H, W, C] data).

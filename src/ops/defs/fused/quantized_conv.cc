@@ -15,6 +15,10 @@ bool IsQuantized(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
 
 Status QuantizedConvInfer(InferContext& ctx) {
   STRATA_RETURN_IF_ERROR(ReadFusedActivation(ctx.node()).status());
+  for (int i : {1, 3, 4})
+    if (!ctx.has_input(i))
+      return ctx.Error("input ", i, " (", i == 1 ? "the input's scale" : i == 3 ? "the int8 weights" : "their scale",
+                       ") is required");
   const DType xt = ctx.input_dtype(0), wt = ctx.input_dtype(3);
   if (xt != DType::kUndefined && !IsQuantized(xt)) return ctx.Error("x must be uint8 or int8, got ", DTypeName(xt));
   if (wt != DType::kUndefined && wt != DType::kInt8) return ctx.Error("w must be int8, got ", DTypeName(wt));
@@ -33,37 +37,21 @@ Status QuantizedConvInfer(InferContext& ctx) {
   return Status::OK();
 }
 
-// Runs a one-output reference kernel of `op` as a node with `attrs` on `inputs`.
-StatusOr<Tensor> RunRef(KernelContext& ctx, std::string_view op, AttributeMap attrs,
-                        std::vector<const Tensor*> inputs) {
-  STRATA_ASSIGN_OR_RETURN(const OpSchema* s, BaseSchema(op));
-  Node n;
-  n.op_type = std::string(op);
-  n.name = ctx.node().name;
-  n.opset = 13;
-  n.attrs = std::move(attrs);
-  for (size_t i = 0; i < inputs.size(); ++i) n.inputs.push_back(inputs[i] ? "in" + std::to_string(i) : "");
-  n.outputs = {"out"};
-  WrappedContext sub(ctx, n, std::move(inputs));
-  STRATA_RETURN_IF_ERROR(s->reference(sub));
-  return sub.output(0);
-}
-
 Status QuantizedConvCompute(KernelContext& ctx) {
   STRATA_ASSIGN_OR_RETURN(Activation act, ReadFusedActivation(ctx.node()));
   auto in = [&](int i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
-  STRATA_ASSIGN_OR_RETURN(Tensor x, RunRef(ctx, "DequantizeLinear", {}, {in(0), in(1), in(2)}));
+  STRATA_ASSIGN_OR_RETURN(Tensor x, RunReferenceOp(ctx, "DequantizeLinear", {}, {in(0), in(1), in(2)}));
   Tensor w_zp = Tensor::Zeros(DType::kInt8, ctx.input(4).shape());
   AttributeMap axis0 = {{"axis", graph::Attribute::Int(0)}};
-  STRATA_ASSIGN_OR_RETURN(Tensor w, RunRef(ctx, "DequantizeLinear", axis0, {in(3), in(4), &w_zp}));
+  STRATA_ASSIGN_OR_RETURN(Tensor w, RunReferenceOp(ctx, "DequantizeLinear", axis0, {in(3), in(4), &w_zp}));
   AttributeMap conv_attrs;
   for (const auto& [k, v] : ctx.node().attrs)
     if (k.rfind("activation", 0) != 0) conv_attrs[k] = v;
-  STRATA_ASSIGN_OR_RETURN(Tensor y, RunRef(ctx, "Conv", conv_attrs, {&x, &w, in(5)}));
+  STRATA_ASSIGN_OR_RETURN(Tensor y, RunReferenceOp(ctx, "Conv", conv_attrs, {&x, &w, in(5)}));
   Tensor z;
   if (ctx.has_input(6)) {
     if (IsQuantized(ctx.input(6).dtype())) {
-      STRATA_ASSIGN_OR_RETURN(z, RunRef(ctx, "DequantizeLinear", {}, {in(6), in(7), in(8)}));
+      STRATA_ASSIGN_OR_RETURN(z, RunReferenceOp(ctx, "DequantizeLinear", {}, {in(6), in(7), in(8)}));
     } else {
       z = ctx.input(6);
     }
@@ -76,7 +64,7 @@ Status QuantizedConvCompute(KernelContext& ctx) {
     out->CopyFrom(y);
     return Status::OK();
   }
-  STRATA_ASSIGN_OR_RETURN(Tensor q, RunRef(ctx, "QuantizeLinear", {}, {&y, in(9), in(10)}));
+  STRATA_ASSIGN_OR_RETURN(Tensor q, RunReferenceOp(ctx, "QuantizeLinear", {}, {&y, in(9), in(10)}));
   STRATA_ASSIGN_OR_RETURN(Tensor * out, ctx.Output(0, q.dtype(), q.shape()));
   out->CopyFrom(q);
   return Status::OK();
@@ -88,7 +76,7 @@ void RegisterQuantizedConv(OpRegistry* r) {
   OpSchema s;
   s.domain = "strata";
   s.name = "QuantizedConv";
-  s.min_inputs = 5;
+  s.min_inputs = 1;  // the zero points (2) are optional; 1, 3 and 4 are checked by inference
   s.max_inputs = 11;
   s.infer = QuantizedConvInfer;
   s.reference = QuantizedConvCompute;
