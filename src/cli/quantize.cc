@@ -28,7 +28,8 @@ Status Quantize(const QuantizeArgs& a) {
   STRATA_RETURN_IF_ERROR(graph::EliminateDeadCode(&model.graph));
   const quant::QuantizableOps ops = quant::FindQuantizableOps(model.graph);
   if (ops.nodes.empty())
-    return InvalidArgumentError(a.model, ": no quantizable op: strata quantize quantizes Conv, Gemm and MatMul nodes "
+    return InvalidArgumentError(a.model,
+                                ": no quantizable op: strata quantize quantizes Conv, Gemm and MatMul nodes "
                                 "with a constant float32 weight (Gemm/MatMul: a 2-D B), and the model has none");
   STRATA_ASSIGN_OR_RETURN(quant::CalibrationData data, quant::ReadCalibrationData(a.calibration, model.graph.inputs));
   quant::CalibrationOptions opts;

@@ -96,8 +96,10 @@ StatusOr<CalibrationData> ReadCalibrationData(const std::vector<std::string>& sp
       return InvalidArgumentError("--calibration '", spec, "': the model has ", inputs.size(),
                                   " inputs, so each file must be given as NAME=FILE.npy");
     }
-    const auto it = std::find_if(inputs.begin(), inputs.end(), [&](const graph::ValueInfo& v) { return v.name == name; });
-    if (it == inputs.end()) return InvalidArgumentError("--calibration '", spec, "': the model has no input '", name, "'");
+    const auto it =
+        std::find_if(inputs.begin(), inputs.end(), [&](const graph::ValueInfo& v) { return v.name == name; });
+    if (it == inputs.end())
+      return InvalidArgumentError("--calibration '", spec, "': the model has no input '", name, "'");
     STRATA_ASSIGN_OR_RETURN(Tensor t, io::ReadNpy(path));
     const PartialShape& want = it->shape;
     if (t.dtype() != DType::kFloat32 || it->dtype != DType::kFloat32)
@@ -106,8 +108,8 @@ StatusOr<CalibrationData> ReadCalibrationData(const std::vector<std::string>& sp
     bool ok = want.rank_known && t.rank() == want.rank() && t.rank() >= 1 && t.dim(0) > 0;
     for (int i = 1; ok && i < t.rank(); ++i) ok = !want.dims[i].known() || want.dims[i].value == t.dim(i);
     if (!ok)
-      return InvalidArgumentError("calibration data '", path, "' has shape ", t.shape().ToString(), ", but model input '",
-                                  name, "' expects ", DescribeDims(want),
+      return InvalidArgumentError("calibration data '", path, "' has shape ", t.shape().ToString(),
+                                  ", but model input '", name, "' expects ", DescribeDims(want),
                                   " (samples along axis 0, the other dims as declared)");
     data.emplace_back(name, std::move(t));
   }
@@ -139,25 +141,24 @@ StatusOr<std::map<std::string, Range>> Calibrate(const graph::Model& model, cons
   int64_t batch = options.batch;
   const PartialShape& in0 = session->inputs()[0].shape;
   if (in0.rank_known && in0.rank() >= 1 && in0.dims[0].known()) batch = in0.dims[0].value;
-  if (n % batch != 0 && in0.rank_known && in0.rank() >= 1 && in0.dims[0].known())
-    n -= n % batch;  // whole batches only
+  if (n % batch != 0 && in0.rank_known && in0.rank() >= 1 && in0.dims[0].known()) n -= n % batch;  // whole batches only
   if (n == 0)
-    return InvalidArgumentError("calibration data has ", data[0].second.dim(0), " samples, fewer than the model's fixed batch ",
-                                batch);
+    return InvalidArgumentError("calibration data has ", data[0].second.dim(0),
+                                " samples, fewer than the model's fixed batch ", batch);
 
   std::vector<Collector> col(values.size());
-  STRATA_RETURN_IF_ERROR(ForEachBatch(*session, data, values, n, batch,
-                                      [&](size_t i, const Tensor& t) { col[i].AddMinMax(t); }));
+  STRATA_RETURN_IF_ERROR(
+      ForEachBatch(*session, data, values, n, batch, [&](size_t i, const Tensor& t) { col[i].AddMinMax(t); }));
   if (options.method == CalibrationMethod::kPercentile) {
-    STRATA_RETURN_IF_ERROR(ForEachBatch(*session, data, values, n, batch,
-                                        [&](size_t i, const Tensor& t) { col[i].AddHistogram(t); }));
+    STRATA_RETURN_IF_ERROR(
+        ForEachBatch(*session, data, values, n, batch, [&](size_t i, const Tensor& t) { col[i].AddHistogram(t); }));
   }
   std::map<std::string, Range> ranges;
   for (size_t i = 0; i < values.size(); ++i) {
     if (!(col[i].min <= col[i].max))
       return InvalidArgumentError("calibration saw no finite value of '", values[i], "'");
     Range r = options.method == CalibrationMethod::kPercentile ? col[i].Percentile(options.percentile)
-                                                                : Range{col[i].min, col[i].max};
+                                                               : Range{col[i].min, col[i].max};
     r.lo = std::min(r.lo, 0.0f);
     r.hi = std::max(r.hi, 0.0f);
     ranges[values[i]] = r;

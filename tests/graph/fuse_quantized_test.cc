@@ -23,7 +23,8 @@ constexpr float kYScale = 0.05f;
 Tensor Int8Weights(std::vector<int64_t> shape, uint64_t seed) {
   Tensor f = RandomF(shape, seed, -127.0f, 127.0f);
   Tensor q = Tensor::Empty(DType::kInt8, Shape(shape));
-  for (int64_t i = 0; i < f.num_elements(); ++i) q.data<int8_t>()[i] = static_cast<int8_t>(std::nearbyint(f.data<float>()[i]));
+  for (int64_t i = 0; i < f.num_elements(); ++i)
+    q.data<int8_t>()[i] = static_cast<int8_t>(std::nearbyint(f.data<float>()[i]));
   return q;
 }
 

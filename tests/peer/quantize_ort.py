@@ -12,7 +12,8 @@ A small residual CNN (Conv/Relu/Add/MaxPool/GlobalAveragePool/Gemm, opset 13, fi
    requantization, strata the QDQ ops; both round each quantized tensor, so they may differ by one step there);
 3. top-1 agreement of the int8 model (ORT) with the float32 model (ORT) is at least 95%;
 4. --method percentile writes a valid model too;
-5. bad input: calibration data of the wrong shape, and a model with no quantizable op, exit 1 with a clear message.
+5. bad input: calibration data of the wrong shape, a model with no quantizable op and a model below opset 13 exit 1
+   with a clear message.
 
 Prints one line per check and "N passed, M failed"; exits 1 when a check failed.
 """
@@ -41,7 +42,7 @@ def conv(rng, name, x, cin, cout, k, stride=1):
     return node, inits
 
 
-def make_cnn(path):
+def make_cnn(path, opset=13):
     rng = np.random.default_rng(0)
     nodes, inits = [], []
 
@@ -66,7 +67,7 @@ def make_cnn(path):
     nodes.append(helper.make_node('Gemm', ['f', 'fc_W', 'fc_B'], ['y'], transB=1))
     g = helper.make_graph(nodes, 'cnn', [helper.make_tensor_value_info('x', TensorProto.FLOAT, ['N', 3, 16, 16])],
                           [helper.make_tensor_value_info('y', TensorProto.FLOAT, ['N', 10])], inits)
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)], ir_version=8), path)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', opset)], ir_version=8), path)
 
 
 def images(rng, n):
@@ -180,6 +181,12 @@ def main():
                            capture_output=True, text=True, timeout=300)
         ok = r.returncode == 1 and 'no quantizable op' in r.stderr
         tally.report('model without Conv/Gemm/MatMul: clear error', [] if ok else [f'rc {r.returncode}: {r.stderr}'])
+        old = os.path.join(tmp, 'cnn12.onnx')
+        make_cnn(old, opset=12)
+        r = subprocess.run([strata, 'quantize', old, '--calibration', calib_path, '--out', os.path.join(tmp, 'b.onnx')],
+                           capture_output=True, text=True, timeout=300)
+        ok = r.returncode == 1 and 'opset 12' in r.stderr and 'opset 13' in r.stderr
+        tally.report('opset 12 model: refused, naming the opset needed', [] if ok else [f'rc {r.returncode}: {r.stderr}'])
     return tally.finish()
 
 

@@ -102,9 +102,10 @@ Status FuseQuantizedConv(Graph* g) {
   if (!ops::Int8ConvolutionsAvailable()) {
     static std::once_flag warned;
     std::call_once(warned, [] {
-      LogWarning("QDQ model: this CPU (or DNNL_MAX_CPU_ISA) has no VNNI, so its convolutions run in float32 on the "
-                 "dequantized values, as the QDQ graph is written (same results as the int8 kernels up to one "
-                 "quantization step, without their speed)");
+      LogWarning(
+          "QDQ model: this CPU (or DNNL_MAX_CPU_ISA) has no VNNI, so its convolutions run in float32 on the "
+          "dequantized values, as the QDQ graph is written (same results as the int8 kernels up to one "
+          "quantization step, without their speed)");
     });
     return Status::OK();
   }

@@ -101,8 +101,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init) {
     else
       return Decline("y_zero_point is not uint8 or int8");
   }
-  return std::unique_ptr<Kernel>(
-      std::make_unique<QuantizePerTensor>(init.inputs[0].shape.ToShape(), out, scale, zp));
+  return std::unique_ptr<Kernel>(std::make_unique<QuantizePerTensor>(init.inputs[0].shape.ToShape(), out, scale, zp));
 }
 
 }  // namespace strata::ops::cpu

@@ -116,7 +116,8 @@ Status BuildQuantizedConv(PrimitiveKernel& k, const KernelInit& init, const Acti
   std::vector<float> bias;
   if (node.has_input(5)) {
     const Tensor* b = k.constant_input(5);
-    if (b == nullptr || b->dtype() != DType::kFloat32 || b->num_elements() != m) return Decline("B must be constant [M]");
+    if (b == nullptr || b->dtype() != DType::kFloat32 || b->num_elements() != m)
+      return Decline("B must be constant [M]");
     bias.resize(m);
     for (int64_t c = 0; c < m; ++c) bias[c] = b->data<float>()[c] / (xs[0] * ws[ws.size() == 1 ? 0 : c]);
   }

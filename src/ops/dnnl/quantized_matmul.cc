@@ -74,7 +74,8 @@ Status BuildQuantizedMatMul(PrimitiveKernel& k, const KernelInit& init, const Ac
   std::vector<float> bias;
   if (node.has_input(5)) {
     const Tensor* t = k.constant_input(5);
-    if (t == nullptr || t->dtype() != DType::kFloat32 || t->num_elements() != n) return Decline("bias must be constant [N]");
+    if (t == nullptr || t->dtype() != DType::kFloat32 || t->num_elements() != n)
+      return Decline("bias must be constant [N]");
     bias.resize(n);
     for (int64_t c = 0; c < n; ++c) bias[c] = t->data<float>()[c] / (as[0] * bs[bs.size() == 1 ? 0 : c]);
   }

@@ -17,7 +17,10 @@ Status QuantizedMatMulInfer(InferContext& ctx) {
   STRATA_RETURN_IF_ERROR(ReadFusedActivation(ctx.node()).status());
   for (int i : {1, 3, 4})
     if (!ctx.has_input(i))
-      return ctx.Error("input ", i, " (", i == 1 ? "the input's scale" : i == 3 ? "the int8 weights" : "their scale",
+      return ctx.Error("input ", i, " (",
+                       i == 1   ? "the input's scale"
+                       : i == 3 ? "the int8 weights"
+                                : "their scale",
                        ") is required");
   const DType at = ctx.input_dtype(0), bt = ctx.input_dtype(3);
   if (at != DType::kUndefined && !IsQuantized(at)) return ctx.Error("a must be uint8 or int8, got ", DTypeName(at));
