@@ -2,6 +2,7 @@
 // the last resort). src/ops/dnnl/ is the only place that includes oneDNN; with STRATA_WITH_DNNL off the reference
 // kernels run alone.
 #include "ops/fast/shape_kernels.h"
+#include "ops/int8_support.h"
 #include "ops/op.h"
 
 #ifdef STRATA_WITH_DNNL
@@ -49,6 +50,10 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("strata", {"FusedElementwise"}, onednn::CreateFusedElementwise);
   add("strata", {"FusedGemm"}, onednn::CreateFusedGemm);
   add("strata", {"FusedMatMul"}, onednn::CreateFusedMatMul);
+  add("strata", {"QuantizedConv"}, onednn::CreateQuantizedConv);
+  add("strata", {"QuantizedMatMul"}, onednn::CreateQuantizedMatMul);
+  // quantization (QDQ models): QuantizeLinear nodes the int8 convolutions did not absorb
+  r->AddKernel("", "QuantizeLinear", KernelEntry{"cpu", cpu::CreateQuantizeLinear});
   // strata-domain gradient ops (backward primitives)
   add("strata", {"BatchNormalizationGrad"}, onednn::CreateBatchNormGrad);
   add("strata", {"ConvBackwardData"}, onednn::CreateConvBackwardData);
@@ -65,6 +70,14 @@ static void RegisterFastKernels(OpRegistry* r) {
     r->AddKernel("", op, KernelEntry{"view", fast::CreateView});
   r->AddKernel("", "Slice", KernelEntry{"fast", fast::CreateSlice});
   r->AddKernel("", "Transpose", KernelEntry{"view", fast::CreateTransposeView});
+}
+
+bool Int8ConvolutionsAvailable() {
+#ifdef STRATA_WITH_DNNL
+  return onednn::HasVnni();
+#else
+  return false;
+#endif
 }
 
 void RegisterAllKernels(OpRegistry* r) {

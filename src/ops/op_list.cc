@@ -48,6 +48,8 @@ void RegisterFusedConv(OpRegistry* r);
 void RegisterFusedElementwise(OpRegistry* r);
 void RegisterFusedGemm(OpRegistry* r);
 void RegisterFusedMatMul(OpRegistry* r);
+void RegisterQuantizedConv(OpRegistry* r);
+void RegisterQuantizedMatMul(OpRegistry* r);
 
 static void RegisterFusedFamily(OpRegistry* r) {
   RegisterChannelsLast(r);
@@ -56,6 +58,8 @@ static void RegisterFusedFamily(OpRegistry* r) {
   RegisterFusedElementwise(r);
   RegisterFusedGemm(r);
   RegisterFusedMatMul(r);
+  RegisterQuantizedConv(r);
+  RegisterQuantizedMatMul(r);
 }
 
 // ---- generator (defs/generator) ----

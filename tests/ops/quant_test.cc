@@ -2,6 +2,7 @@
 // QLinearMatMul, ConvInteger and QLinearConv. Expected values are from the ONNX spec's examples and from numpy
 // (numpy.rint rounds half to even; integer convolution by explicit loops over padded int64 arrays; the requantization
 // multiplier in float32), inputs drawn with numpy.random.RandomState(3).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -77,6 +78,35 @@ TEST(QuantizeLinearTest, RoundingSaturationAndAxes) {
              .inputs = {F({1}, {1}), F({1}, {}), T_<int16_t>({0}, {})},
              .expect_error = StatusCode::kInvalidArgument,
              .error_substr = "y_zero_point must be uint8 or int8"});
+}
+
+// The vectorised cpu kernel (constant per-tensor scale and zero point) against the reference, and against numpy:
+// 37 values (two 16-lane blocks and a scalar tail) with half-way ties (0.25 / 0.1 rounds to 2, 0.35 / 0.1 to 4),
+// saturation both ways and NaN (the type's lowest value).
+TEST(QuantizeLinearTest, FastPerTensorKernel) {
+  std::vector<float> xv = {0.25f, 0.35f, 0.45f, -0.25f, -0.35f, 0.05f, -0.05f, 0.15f, 12.8f, 12.7f, -12.9f, 1e9f,
+                           -1e9f, NAN, 0.0f, -0.0f};
+  for (int i = 0; i < 21; ++i) xv.push_back(0.1f * static_cast<float>(i) - 1.0f);
+  std::vector<uint8_t> u8;
+  std::vector<int8_t> s8;
+  for (float v : xv) {
+    const float q = std::nearbyint(v / 0.1f);
+    u8.push_back(std::isnan(v) ? 0 : static_cast<uint8_t>(std::clamp(q + 100.0f, 0.0f, 255.0f)));
+    s8.push_back(std::isnan(v) ? -128 : static_cast<int8_t>(std::clamp(q - 3.0f, -128.0f, 127.0f)));
+  }
+  const Tensor x = F(xv, {37});
+  RunOpCase({.label = "cpu kernel, uint8 zero point 100",
+             .op_type = "QuantizeLinear",
+             .inputs = {x, F({0.1f}, {}), U8({100}, {})},
+             .expected = {U8(u8, {37})},
+             .constant_inputs = {1, 2},
+             .kernel = "cpu"});
+  RunOpCase({.label = "cpu kernel, int8 zero point -3",
+             .op_type = "QuantizeLinear",
+             .inputs = {x, F({0.1f}, {}), I8({-3}, {})},
+             .expected = {I8(s8, {37})},
+             .constant_inputs = {1, 2},
+             .kernel = "cpu"});
 }
 
 TEST(DequantizeLinearTest, TypesAndAxes) {

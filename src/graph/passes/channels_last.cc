@@ -39,6 +39,17 @@ bool Is4DFloat(const InferredGraph& types, const std::string& v) {
   return t != nullptr && t->dtype == DType::kFloat32 && t->shape.rank() == 4;
 }
 
+// strata.QuantizedConv and the per-tensor QuantizeLinear/DequantizeLinear of QDQ models carry 8-bit activations.
+bool Is4DActivation(const InferredGraph& types, const std::string& v) {
+  const ops::ValueType* t = passes::TypeOf(types, v);
+  return t != nullptr && t->shape.rank() == 4 &&
+         (t->dtype == DType::kFloat32 || t->dtype == DType::kUInt8 || t->dtype == DType::kInt8);
+}
+
+bool IsQuantizeOp(const Node& n) {
+  return n.domain.empty() && (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear");
+}
+
 bool OnlyOutput0(const Node& n) {
   for (size_t i = 1; i < n.outputs.size(); ++i)
     if (!n.outputs[i].empty()) return false;
@@ -73,6 +84,18 @@ bool IsGradAnchor(const Node& n, const InferredGraph& types, const std::unordere
 
 // Nodes that become strata.ChannelsLast, with the inputs that are activations.
 bool IsAnchor(const Node& n, const InferredGraph& types, std::vector<int>* nhwc_inputs, bool* is_conv) {
+  if (n.domain == kStrataDomain && n.op_type == "QuantizedConv") {
+    if (n.inputs.empty() || !OnlyOutput0(n) || !Is4DActivation(types, n.inputs[0]) ||
+        !Is4DActivation(types, n.outputs[0]))
+      return false;
+    *nhwc_inputs = {0};
+    if (n.has_input(6)) {
+      if (!Is4DActivation(types, n.inputs[6])) return false;
+      nhwc_inputs->push_back(6);
+    }
+    *is_conv = true;
+    return true;
+  }
   if (n.inputs.empty() || n.inputs[0].empty() || !OnlyOutput0(n) || !Is4DFloat(types, n.inputs[0]) ||
       !Is4DFloat(types, n.outputs[0]))
     return false;
@@ -112,7 +135,8 @@ Status ConvertToChannelsLast(Graph* g) {
   if (wrapper == nullptr || wrapper->kernels.empty()) return Status::OK();
   // Regions grow from convolutions: without one there is nothing to do (and no need to infer types).
   const bool has_conv = std::any_of(g->nodes.begin(), g->nodes.end(), [](const Node& n) {
-    return (n.domain.empty() && n.op_type == "Conv") || (n.domain == kStrataDomain && n.op_type == "FusedConv");
+    return (n.domain.empty() && n.op_type == "Conv") ||
+           (n.domain == kStrataDomain && (n.op_type == "FusedConv" || n.op_type == "QuantizedConv"));
   });
   if (!has_conv) return Status::OK();
   InferredGraph types;
@@ -136,11 +160,13 @@ Status ConvertToChannelsLast(Graph* g) {
       role[i] = Role::kAnchor;
       nhwc_output[i] = out_nhwc;
     } else if ((node.domain.empty() || IsElementwiseGrad(node)) && OnlyOutput0(node) &&
-               Is4DFloat(types, node.outputs[0])) {
+               (IsQuantizeOp(node) ? Is4DActivation(types, node.outputs[0]) : Is4DFloat(types, node.outputs[0]))) {
       const bool concat = node.domain.empty() && node.op_type == "Concat" &&
                           (node.GetInt("axis", -100) == 1 || node.GetInt("axis", -100) == -3);
+      // A per-tensor QuantizeLinear/DequantizeLinear is elementwise (its scale and zero point are scalar constants,
+      // checked below); a per-axis one is not (a non-scalar constant fails that check).
       const bool elementwise =
-          IsElementwiseGrad(node) ||
+          IsElementwiseGrad(node) || IsQuantizeOp(node) ||
           std::find(std::begin(kElementwiseOps), std::end(kElementwiseOps), node.op_type) != std::end(kElementwiseOps);
       if (!concat && !elementwise) continue;
       bool ok = node.has_input(0) && region.count(node.inputs[0]) > 0;

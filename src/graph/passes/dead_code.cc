@@ -32,6 +32,10 @@ Status EliminateDeadCode(Graph* g) {
 }
 
 Status RunDefaultPasses(Graph* g, const SessionOptions& options) {
+  if (options.use_fast_kernels) {
+    STRATA_RETURN_IF_ERROR(FuseQuantizedConv(g));
+    STRATA_RETURN_IF_ERROR(FuseQuantizedMatMul(g));
+  }
   STRATA_RETURN_IF_ERROR(FoldConstants(g));
   STRATA_RETURN_IF_ERROR(EliminateDeadCode(g));
   if (options.use_fast_kernels) {

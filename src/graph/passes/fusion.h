@@ -29,6 +29,8 @@ class Chain {
   // When the sole reader of the current value is an activation ops/defs/fused/activation.h lists (Clip needs
   // constant min/max), that activation.
   std::optional<ops::Activation> NextActivation() const;
+  // The sole reader of the current value (a node with one output), or -1.
+  int NextNode() const { return Next(); }
   // Takes the sole reader into the chain: its output becomes the current value.
   void Absorb();
 

@@ -11,6 +11,12 @@ Status FoldConstants(Graph* g);
 // Removes nodes whose outputs reach no graph output, and initializers nothing reads.
 Status EliminateDeadCode(Graph* g);
 
+// DequantizeLinear -> Conv [-> Add] [-> activation] [-> QuantizeLinear] (QDQ models) -> strata.QuantizedConv, which
+// runs on oneDNN's int8 kernels. Runs before constant folding (which would fold the weights' DequantizeLinear).
+Status FuseQuantizedConv(Graph* g);
+// DequantizeLinear -> MatMul/Gemm (constant int8 B) [-> activation] [-> QuantizeLinear] -> strata.QuantizedMatMul.
+Status FuseQuantizedMatMul(Graph* g);
+
 // Folds an inference-mode BatchNormalization into the Conv before it (new W and B initializers).
 Status FuseConvBatchNorm(Graph* g);
 // Conv/ConvTranspose [+ bias Add] [+ residual Add] [+ activation] -> strata.FusedConv.

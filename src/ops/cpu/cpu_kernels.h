@@ -35,4 +35,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelIn
 // least 8 MiB, at most 32 output channels, or at most 32 input channels and Y of at least 64 MiB).
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
 
+// quantize_linear.cc: QuantizeLinear of float32 with a constant per-tensor scale and zero point (uint8/int8),
+// vectorised, bit-exact with the reference.
+StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
+
 }  // namespace strata::ops::cpu

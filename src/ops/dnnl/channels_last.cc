@@ -20,6 +20,12 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init) {
       return Decline("FusedConv needs X (and Z) channels-last, nothing else");
     return CreateChannelsLastConv(init, /*fused=*/true);
   }
+  if (domain == "strata" && op == "QuantizedConv") {
+    const bool z = node.has_input(6);
+    if (nhwc != (z ? std::vector<int64_t>{0, 6} : std::vector<int64_t>{0}))
+      return Decline("QuantizedConv needs x (and Z) channels-last, nothing else");
+    return CreateQuantizedConvFor(init, /*nhwc=*/true);
+  }
   if (domain == "strata" && (op == "MaxPoolGrad" || op == "AveragePoolGrad")) {
     if (nhwc != (op == "MaxPoolGrad" ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}))
       return Decline(op, " needs dY (and X) channels-last, nothing else");

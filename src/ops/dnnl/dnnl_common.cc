@@ -204,6 +204,9 @@ PrimitiveKernel::PrimitiveKernel(const KernelInit& init, std::string name) : nam
     input_values_.push_back(present && vt.has_value() ? vt.value : nullptr);
   }
   output_shapes_.resize(init.outputs.size());
+  // float32 unless inference says otherwise (the int8 kernels write uint8/int8).
+  for (const ValueType& vt : init.outputs)
+    output_dtypes_.push_back(vt.dtype == DType::kUndefined ? DType::kFloat32 : vt.dtype);
   output_bound_.assign(init.outputs.size(), false);
 }
 
@@ -354,7 +357,7 @@ Status PrimitiveKernel::Run(KernelContext& ctx) const {
   STRATA_CHECK(output_shapes_.size() <= 8, "dnnl: too many outputs");
   for (size_t j = 0; j < output_shapes_.size(); ++j) {
     if (!output_bound_[j]) continue;
-    STRATA_ASSIGN_OR_RETURN(Tensor * t, ctx.Output(static_cast<int>(j), DType::kFloat32, output_shapes_[j]));
+    STRATA_ASSIGN_OR_RETURN(Tensor * t, ctx.Output(static_cast<int>(j), output_dtypes_[j], output_shapes_[j]));
     outs[j] = t->raw_data();
   }
   char* scratch = nullptr;

@@ -196,6 +196,7 @@ class PrimitiveKernel final : public Kernel, public InplaceKernel {
   std::vector<bool> input_present_;
   std::vector<const Tensor*> input_values_;
   std::vector<Shape> output_shapes_;
+  std::vector<DType> output_dtypes_;
   std::vector<bool> output_bound_;
   std::vector<Buffer> buffers_;
   std::vector<Step> steps_;
@@ -266,5 +267,6 @@ void AppendEltwise(dnnl::post_ops* po, const EltwiseSpec& e);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConv(const KernelInit& init, bool fused);
 StatusOr<std::unique_ptr<Kernel>> CreatePoolFor(const KernelInit& init, std::string_view op, bool nhwc);
 StatusOr<std::unique_ptr<Kernel>> CreateBatchNormFor(const KernelInit& init, bool nhwc);
+StatusOr<std::unique_ptr<Kernel>> CreateQuantizedConvFor(const KernelInit& init, bool nhwc);
 
 }  // namespace strata::ops::onednn

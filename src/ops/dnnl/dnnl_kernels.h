@@ -13,6 +13,10 @@ namespace strata::ops::onednn {
 StatusOr<std::unique_ptr<Kernel>> CreateConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateConvTranspose(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateFusedConv(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateQuantizedConv(const KernelInit& init);  // strata.QuantizedConv, int8
+StatusOr<std::unique_ptr<Kernel>> CreateQuantizedMatMul(const KernelInit& init);  // strata.QuantizedMatMul, int8
+// Whether oneDNN may use VNNI here (quantized_conv.cc; see ops/int8_support.h).
+bool HasVnni();
 // channels_last.cc: strata.ChannelsLast (Conv, FusedConv, pools and BatchNormalization on [N, H, W, C] data).
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init);
 // matmul.cc: MatMul, Gemm, strata.FusedMatMul, strata.FusedGemm.

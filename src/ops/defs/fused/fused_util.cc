@@ -111,4 +111,19 @@ Status FinishInPlace(const Node& node, Tensor* y, const Tensor* b, const Activat
   });
 }
 
+StatusOr<Tensor> RunReferenceOp(KernelContext& ctx, std::string_view op, AttributeMap attrs,
+                                std::vector<const Tensor*> inputs) {
+  STRATA_ASSIGN_OR_RETURN(const OpSchema* s, BaseSchema(op));
+  Node n;
+  n.op_type = std::string(op);
+  n.name = ctx.node().name;
+  n.opset = 13;
+  n.attrs = std::move(attrs);
+  for (size_t i = 0; i < inputs.size(); ++i) n.inputs.push_back(inputs[i] ? "in" + std::to_string(i) : "");
+  n.outputs = {"out"};
+  WrappedContext sub(ctx, n, std::move(inputs));
+  STRATA_RETURN_IF_ERROR(s->reference(sub));
+  return sub.output(0);
+}
+
 }  // namespace strata::ops

@@ -56,6 +56,12 @@ class WrappedContext final : public KernelContext {
 // The schema of an ONNX op the fused op builds on (Unimplemented when that op is not registered).
 StatusOr<const OpSchema*> BaseSchema(std::string_view op);
 
+// Runs the reference kernel of ONNX op `op` (opset 13) with `attrs` on `inputs` (null = omitted) as a one-output node
+// named like ctx's node; returns its output 0 (the QDQ fused ops compose DequantizeLinear, Conv/MatMul and
+// QuantizeLinear this way).
+StatusOr<Tensor> RunReferenceOp(KernelContext& ctx, std::string_view op, AttributeMap attrs,
+                                std::vector<const Tensor*> inputs);
+
 // Runs `base`'s shape inference on the first `num_inputs` inputs of ctx and copies its output 0 into ctx.
 Status InferLikeBase(InferContext& ctx, const OpSchema& base, int num_inputs);
 
