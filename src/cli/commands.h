@@ -38,5 +38,6 @@ void AddTrainCommand(CLI::App& app);
 void AddEvalCommand(CLI::App& app);
 void AddExportCommand(CLI::App& app);
 void AddTrainBenchCommand(CLI::App& app);
+void AddZooCommand(CLI::App& app);
 
 }  // namespace strata::cli

@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   AddEvalCommand(app);
   AddExportCommand(app);
   AddTrainBenchCommand(app);
+  AddZooCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
