@@ -44,6 +44,7 @@ Status RunZoo(ZooArgs a) {
   STRATA_ASSIGN_OR_RETURN(Tensor x, io::ReadNpy(a.input));
   graph::SessionOptions opts;
   opts.intra_op_threads = Globals().threads;
+  opts.conv_algorithm = Globals().conv_algorithm;
   STRATA_ASSIGN_OR_RETURN(auto session,
                           graph::Session::Create(std::make_shared<graph::Model>(std::move(inference)), opts));
   std::vector<Tensor> outputs;
@@ -81,6 +82,7 @@ void AddZooCommand(CLI::App& app) {
   cmd->add_option("--save_onnx", a->save_onnx, "Save the inference graph (weights included) as ONNX");
   cmd->add_flag("--summary", a->summary, "Print the Keras-style summary");
   cmd->add_option("--threads", Globals().threads, "Intra-op threads (default: one per core)");
+  AddConvAlgorithmOption(cmd, &Globals().conv_algorithm);
   cmd->callback([a] {
     Status s = RunZoo(*a);
     if (!s.ok()) ReportError(s);
