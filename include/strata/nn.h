@@ -239,7 +239,16 @@ struct PoolOptions {
 LayerRef MaxPooling2D(std::vector<int64_t> pool_size = {2, 2}, PoolOptions options = {});
 inline LayerRef MaxPooling2D(int64_t p, PoolOptions options = {}) { return MaxPooling2D({p, p}, std::move(options)); }
 LayerRef AveragePooling2D(std::vector<int64_t> pool_size = {2, 2}, PoolOptions options = {});
-LayerRef GlobalAveragePooling2D(std::string name = "");
+// Mean (max) over height and width: (batch, channels), or (batch, 1, 1, channels) with keepdims.
+LayerRef GlobalAveragePooling2D(std::string name = "", bool keepdims = false);
+LayerRef GlobalMaxPooling2D(std::string name = "", bool keepdims = false);
+// Zero rows/columns around the image: {top, bottom, left, right} (Keras ((top, bottom), (left, right))).
+LayerRef ZeroPadding2D(std::vector<int64_t> padding, std::string name = "");
+// x * scale + offset (Keras Rescaling).
+LayerRef Rescaling(double scale, double offset = 0.0, std::string name = "");
+// (x - mean) / max(sqrt(variance), 1e-7) over the last axis with fixed statistics (Keras Normalization built with
+// mean= and variance=; it has no weights).
+LayerRef Normalization(std::vector<float> mean, std::vector<float> variance, std::string name = "");
 
 struct BatchNormOptions {
   double momentum = 0.99;
@@ -252,15 +261,18 @@ struct BatchNormOptions {
 // batch variance (Keras 3 semantics); inference and trainable=false layers use the moving statistics.
 LayerRef BatchNormalization(BatchNormOptions options = {});
 LayerRef LayerNormalization(double epsilon = 1e-3, std::string name = "");
-// Inverted dropout in training (SeededDropout, a new mask per step); the identity otherwise.
-LayerRef Dropout(double rate, std::string name = "");
+// Inverted dropout in training (SeededDropout, a new mask per step); the identity otherwise. noise_shape (Keras's,
+// without the batch dimension): 1 where the mask is shared, e.g. {1, 1, 1} drops whole samples of an image batch
+// (stochastic depth); empty: one mask element per element.
+LayerRef Dropout(double rate, std::string name = "", std::vector<int64_t> noise_shape = {});
 LayerRef Flatten(std::string name = "");
 // Target shape without the batch dimension (-1 allowed once).
 LayerRef Reshape(std::vector<int64_t> target_shape, std::string name = "");
 LayerRef Concatenate(int64_t axis = -1, std::string name = "");
 LayerRef Add(std::string name = "");
 LayerRef Multiply(std::string name = "");
-// relu, sigmoid, tanh, softmax, gelu (erf form), silu (swish), hard_swish, linear.
+// relu, relu6, sigmoid, hard_sigmoid (relu6(x + 3) / 6, Keras 3's), tanh, softmax, gelu (erf form), silu (swish),
+// hard_swish (x * hard_sigmoid(x)), linear.
 LayerRef Activation(std::string activation, std::string name = "");
 // int inputs -> float vectors of output_dim (uniform(-0.05, 0.05) init, Keras's default).
 LayerRef Embedding(int64_t input_dim, int64_t output_dim, std::string name = "");
@@ -348,10 +360,40 @@ std::unique_ptr<Model> Sequential(std::vector<int64_t> input_shape, std::vector<
 
 // "mlp": Flatten, Dense 256 relu, Dense 128 relu, Dense num_classes (the 784-256-128-10 MLP of the PyTorch peer);
 // "cnn_small": Conv 32 3x3 relu, MaxPool 2, Conv 64 3x3 relu, MaxPool 2, Flatten, Dense 128 relu, Dropout 0.25,
-// Dense num_classes. One input "input_image" of `input_shape` (H, W, C), one output "logits".
+// Dense num_classes; "resnet18"; and every Application name (include_top, no weights, classes = num_classes, a
+// linear classifier). One input "input_image" of `input_shape` (H, W, C), one output "logits".
 StatusOr<std::unique_ptr<Model>> ZooModel(std::string_view name, std::vector<int64_t> input_shape,
                                           int64_t num_classes);
 std::vector<std::string> ZooModelNames();
+
+// ---- Keras applications (src/nn/zoo/) ----
+//
+// keras.applications' architectures with Keras's arguments, layer names and weight names (so a Keras weights file
+// maps one to one): ResNet50V2, ResNet101V2, ResNet152V2, ResNet50, MobileNetV3Large, MobileNetV3Small,
+// EfficientNetV2B0..B3. One input "input_image" (batch, H, W, C) float32; one output (`output_name`).
+struct ApplicationOptions {
+  bool include_top = true;
+  std::string weights;               // "": random initialisation (Keras weights=None); else a Keras .h5/.weights.h5
+  std::vector<int64_t> input_shape;  // (H, W, C); empty: the model's default size (224; B1 240, B2 260, B3 300), 3
+  std::string pooling;               // without the top: "" (the 4-D feature map), "avg" or "max"
+  int64_t classes = 1000;
+  std::string classifier_activation = "softmax";  // "" or "linear": logits
+  bool include_preprocessing = true;  // MobileNetV3 and EfficientNetV2 (ResNets have none inside the model)
+  double alpha = 1.0;                 // MobileNetV3 width multiplier
+  bool minimalistic = false;          // MobileNetV3
+  double dropout_rate = 0.2;          // MobileNetV3 head dropout
+  std::string output_name;            // default "predictions" (with the top) or "features"
+};
+// Builds (Build(seed)) the named application and, when options.weights is set, loads that file.
+StatusOr<std::unique_ptr<Model>> Application(std::string_view name, const ApplicationOptions& options = {},
+                                             uint64_t seed = 0);
+std::vector<std::string> ApplicationNames();
+
+// Loads a Keras weights file into a built model, by layer name: Keras 3 `.weights.h5` (model.save_weights) or the
+// legacy HDF5 format (model.save("m.h5"), keras.applications' downloads: model_weights/<layer>/<weight>). Every
+// missing, unexpected or mis-shaped weight is reported by name in one InvalidArgument error, and on any error the
+// model is left unchanged. Unreadable or truncated files give DataLoss/NotFound naming the file.
+Status LoadKerasWeights(Model& model, const std::string& path);
 
 // ---- losses (emitted into the training graph) ----
 

@@ -39,5 +39,6 @@ void AddEvalCommand(CLI::App& app);
 void AddExportCommand(CLI::App& app);
 void AddTrainBenchCommand(CLI::App& app);
 void AddQuantizeCommand(CLI::App& app);
+void AddZooCommand(CLI::App& app);
 
 }  // namespace strata::cli

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   AddExportCommand(app);
   AddTrainBenchCommand(app);
   AddQuantizeCommand(app);
+  AddZooCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -39,7 +39,7 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
                   "Glob of validation TFRecord files (relative: under --data_dir)");
   cmd->add_option("--compression", f->compression,
                   "TFRecord compression: NONE, GZIP or ZLIB (default: auto, GZIP detected by its magic bytes)");
-  cmd->add_option(FlagNames("--model_name"), f->model_name, "Zoo model: mlp, cnn_small");
+  cmd->add_option(FlagNames("--model_name"), f->model_name, "Zoo model: mlp, cnn_small, cnn_small_same, resnet18, or a Keras application (ResNet50V2, ResNet50, MobileNetV3Large, EfficientNetV2B0, ...; see strata zoo --help)");
   cmd->add_option(FlagNames("--input_shape"), f->input_shape, "H W C of one example")->expected(3);
   cmd->add_option(FlagNames("--num_classes"), f->num_classes, "Number of classes");
   cmd->add_option(FlagNames("--batch_size"), f->batch_size, "Global batch size");

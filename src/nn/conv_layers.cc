@@ -1,4 +1,5 @@
-// Conv2D, DepthwiseConv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D. Keras layouts at the API
+// Conv2D, DepthwiseConv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D,
+// ZeroPadding2D. Keras layouts at the API
 // (NHWC values, (kh, kw, in/groups, filters) kernels); ONNX NCHW Conv/pool nodes inside, with the kernel transposed
 // to (filters, in/groups, kh, kw) in the graph (constant-folded on export). "same" padding is ONNX SAME_UPPER: the
 // extra pixel goes bottom/right, as in Keras.
@@ -98,25 +99,17 @@ class PoolLayer final : public Layer {
   Status Build(const std::vector<TensorSpec>& inputs) override {
     if (inputs.size() != 1 || inputs[0].rank() != 4)
       return InvalidArgumentError(type(), " '", name(), "' expects one (batch, height, width, channels) input");
-    if (op_ == "GlobalAveragePool") return Status::OK();
-    if (o_.strides.empty()) o_.strides = pool_;
-    STRATA_RETURN_IF_ERROR(CheckPair(name(), "pool_size", pool_));
-    STRATA_RETURN_IF_ERROR(CheckPair(name(), "strides", o_.strides));
-    return AutoPad(name(), o_.padding).status();
+    if (op_ == "AveragePool" || op_ == "MaxPool") {
+      if (o_.strides.empty()) o_.strides = pool_;
+      STRATA_RETURN_IF_ERROR(CheckPair(name(), "pool_size", pool_));
+      STRATA_RETURN_IF_ERROR(CheckPair(name(), "strides", o_.strides));
+      return AutoPad(name(), o_.padding).status();
+    }
+    return Status::OK();
   }
 
   StatusOr<std::vector<Value>> Call(CallContext& ctx, const std::vector<Value>& in) override {
-    if (op_ == "GlobalAveragePool") {
-      if (!in[0].channels_first) {  // mean over H, W of an NHWC value: no transposes
-        graph::AttributeMap a;
-        a["axes"] = AInts({1, 2});
-        a["keepdims"] = AInt(0);
-        return std::vector<Value>{{ctx.Emit1("ReduceMean", {in[0].name}, std::move(a)), false}};
-      }
-      const std::string g = ctx.Emit1("GlobalAveragePool", {in[0].name});
-      // Squeeze (not Reshape to [0, -1]) keeps the channel count known when the batch size is not.
-      return std::vector<Value>{{ctx.Emit1("Squeeze", {g, ctx.ConstInts({2, 3})}), false}};
-    }
+    if (op_ == "GlobalAveragePool" || op_ == "GlobalMaxPool") return CallGlobal(ctx, in[0]);
     STRATA_ASSIGN_OR_RETURN(std::string x, ctx.ChannelsFirst(in[0]));
     graph::AttributeMap a;
     a["kernel_shape"] = AInts(pool_);
@@ -125,10 +118,54 @@ class PoolLayer final : public Layer {
     return std::vector<Value>{{ctx.Emit1(op_, {x}, std::move(a)), true}};
   }
 
+  void set_keepdims(bool k) { keepdims_ = k; }
+
  private:
+  StatusOr<std::vector<Value>> CallGlobal(CallContext& ctx, const Value& in) {
+    if (!in.channels_first) {  // reduce H, W of an NHWC value: no transposes
+      graph::AttributeMap a;
+      a["axes"] = AInts({1, 2});
+      a["keepdims"] = AInt(keepdims_ ? 1 : 0);
+      const char* reduce = op_ == "GlobalAveragePool" ? "ReduceMean" : "ReduceMax";
+      return std::vector<Value>{{ctx.Emit1(reduce, {in.name}, std::move(a)), false}};
+    }
+    const std::string g = ctx.Emit1(op_, {in.name});  // (N, C, 1, 1): channels-first with kept dims
+    if (keepdims_) return std::vector<Value>{{g, true}};
+    // Squeeze (not Reshape to [0, -1]) keeps the channel count known when the batch size is not.
+    return std::vector<Value>{{ctx.Emit1("Squeeze", {g, ctx.ConstInts({2, 3})}), false}};
+  }
+
   std::string op_;
   std::vector<int64_t> pool_;
   PoolOptions o_;
+  bool keepdims_ = false;
+};
+
+// ZeroPadding2D: ONNX Pad (constant 0) on the channels-first value.
+class ZeroPaddingLayer final : public Layer {
+ public:
+  ZeroPaddingLayer(std::vector<int64_t> padding, std::string name)
+      : Layer("ZeroPadding2D", std::move(name)), padding_(std::move(padding)) {}
+
+  Status Build(const std::vector<TensorSpec>& inputs) override {
+    if (inputs.size() != 1 || inputs[0].rank() != 4)
+      return InvalidArgumentError("ZeroPadding2D '", name(), "' expects one (batch, height, width, channels) input");
+    bool ok = padding_.size() == 4;
+    for (int64_t p : padding_) ok &= p >= 0;
+    if (!ok)
+      return InvalidArgumentError("ZeroPadding2D '", name(), "': padding must be four non-negative integers {top, ",
+                                  "bottom, left, right}, got ", padding_);
+    return Status::OK();
+  }
+
+  StatusOr<std::vector<Value>> Call(CallContext& ctx, const std::vector<Value>& in) override {
+    STRATA_ASSIGN_OR_RETURN(std::string x, ctx.ChannelsFirst(in[0]));
+    const std::string pads = ctx.ConstInts({0, 0, padding_[0], padding_[2], 0, 0, padding_[1], padding_[3]});
+    return std::vector<Value>{{ctx.Emit1("Pad", {x, pads}), true}};
+  }
+
+ private:
+  std::vector<int64_t> padding_;
 };
 
 }  // namespace
@@ -146,11 +183,22 @@ LayerRef AveragePooling2D(std::vector<int64_t> pool_size, PoolOptions options) {
   return LayerRef(
       std::make_shared<PoolLayer>("AveragePooling2D", "AveragePool", std::move(pool_size), std::move(options)));
 }
-LayerRef GlobalAveragePooling2D(std::string name) {
+LayerRef GlobalAveragePooling2D(std::string name, bool keepdims) {
   PoolOptions o;
   o.name = std::move(name);
-  return LayerRef(std::make_shared<PoolLayer>("GlobalAveragePooling2D", "GlobalAveragePool", std::vector<int64_t>{},
-                                              std::move(o)));
+  auto l = std::make_shared<PoolLayer>("GlobalAveragePooling2D", "GlobalAveragePool", std::vector<int64_t>{}, o);
+  l->set_keepdims(keepdims);
+  return LayerRef(std::move(l));
+}
+LayerRef GlobalMaxPooling2D(std::string name, bool keepdims) {
+  PoolOptions o;
+  o.name = std::move(name);
+  auto l = std::make_shared<PoolLayer>("GlobalMaxPooling2D", "GlobalMaxPool", std::vector<int64_t>{}, o);
+  l->set_keepdims(keepdims);
+  return LayerRef(std::move(l));
+}
+LayerRef ZeroPadding2D(std::vector<int64_t> padding, std::string name) {
+  return LayerRef(std::make_shared<ZeroPaddingLayer>(std::move(padding), std::move(name)));
 }
 
 }  // namespace strata::nn

@@ -46,10 +46,18 @@ class DenseLayer final : public Layer {
 
 class DropoutLayer final : public Layer {
  public:
-  DropoutLayer(double rate, std::string name) : Layer("Dropout", std::move(name)), rate_(rate) {}
+  DropoutLayer(double rate, std::string name, std::vector<int64_t> noise_shape)
+      : Layer("Dropout", std::move(name)), rate_(rate), noise_shape_(std::move(noise_shape)) {}
   Status Build(const std::vector<TensorSpec>& inputs) override {
     if (!(rate_ >= 0 && rate_ <= 1)) return InvalidArgumentError("Dropout '", name(), "': rate must be in [0, 1], got ", rate_);
-    return ExpectInputs(*this, inputs, 1);
+    STRATA_RETURN_IF_ERROR(ExpectInputs(*this, inputs, 1));
+    if (noise_shape_.empty()) return Status::OK();
+    bool per_sample = static_cast<int>(noise_shape_.size()) == inputs[0].rank() - 1;
+    for (int64_t d : noise_shape_) per_sample &= d == 1;
+    if (!per_sample)
+      return UnimplementedError("Dropout '", name(), "': noise_shape must be empty or all ones (one mask value per ",
+                                "sample) for input ", inputs[0].ToString(), ", got ", noise_shape_);
+    return Status::OK();
   }
   StatusOr<std::vector<Value>> Call(CallContext& ctx, const std::vector<Value>& in) override {
     if (!ctx.training() || rate_ == 0) return in;
@@ -59,12 +67,26 @@ class DropoutLayer final : public Layer {
     uint64_t h = 1469598103934665603ULL;
     for (char c : name()) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
     a["seed_salt"] = AInt(static_cast<int64_t>(h >> 1));
-    auto outs = ctx.Emit("SeededDropout", {in[0].name, ctx.StepSeed()}, std::move(a), 2, "strata");
-    return std::vector<Value>{{outs[0], in[0].channels_first}};
+    if (noise_shape_.empty()) {
+      auto outs = ctx.Emit("SeededDropout", {in[0].name, ctx.StepSeed()}, std::move(a), 2, "strata");
+      return std::vector<Value>{{outs[0], in[0].channels_first}};
+    }
+    // One scaled keep/drop value per sample: dropout of a (batch, 1, ..., 1) tensor of ones, times x.
+    const std::string batch = ctx.Emit1("Slice", {ctx.Emit1("Shape", {in[0].name}), ctx.ConstInts({0}), ctx.ConstInts({1})});
+    std::vector<int64_t> ones(noise_shape_.size(), 1);
+    graph::AttributeMap cat;
+    cat["axis"] = AInt(0);
+    const std::string shape = ctx.Emit1("Concat", {batch, ctx.ConstInts(ones)}, std::move(cat));
+    graph::AttributeMap value;
+    value["value"] = graph::Attribute::TensorValue(Tensor::FromVector<float>({1.0f}, Shape{1}));
+    const std::string mask_in = ctx.Emit1("ConstantOfShape", {shape}, std::move(value));
+    auto outs = ctx.Emit("SeededDropout", {mask_in, ctx.StepSeed()}, std::move(a), 2, "strata");
+    return std::vector<Value>{{ctx.Emit1("Mul", {in[0].name, outs[0]}), in[0].channels_first}};
   }
 
  private:
   double rate_;
+  std::vector<int64_t> noise_shape_;
 };
 
 class ReshapeLayer final : public Layer {
@@ -186,7 +208,9 @@ class MergeLayer final : public Layer {
 LayerRef Dense(int64_t units, DenseOptions options) {
   return LayerRef(std::make_shared<DenseLayer>(units, std::move(options)));
 }
-LayerRef Dropout(double rate, std::string name) { return LayerRef(std::make_shared<DropoutLayer>(rate, std::move(name))); }
+LayerRef Dropout(double rate, std::string name, std::vector<int64_t> noise_shape) {
+  return LayerRef(std::make_shared<DropoutLayer>(rate, std::move(name), std::move(noise_shape)));
+}
 LayerRef Flatten(std::string name) {
   return LayerRef(std::make_shared<ReshapeLayer>("Flatten", std::vector<int64_t>{}, std::move(name)));
 }

@@ -189,6 +189,15 @@ StatusOr<std::string> EmitActivation(CallContext& ctx, const std::string& activa
                                      bool channels_first) {
   if (activation.empty() || activation == "linear") return x;
   if (activation == "relu") return ctx.Emit1("Relu", {x});
+  if (activation == "relu6") {
+    return ctx.Emit1("Clip", {x, ctx.Constant(Tensor::Scalar<float>(0.0f)), ctx.Constant(Tensor::Scalar<float>(6.0f))});
+  }
+  if (activation == "hard_sigmoid") {  // Keras 3: relu6(x + 3) / 6
+    graph::AttributeMap a;
+    a["alpha"] = internal::AFloat(1.0 / 6.0);
+    a["beta"] = internal::AFloat(0.5);
+    return ctx.Emit1("HardSigmoid", {x}, std::move(a));
+  }
   if (activation == "sigmoid") return ctx.Emit1("Sigmoid", {x});
   if (activation == "tanh") return ctx.Emit1("Tanh", {x});
   if (activation == "hard_swish") return ctx.Emit1("HardSwish", {x});
@@ -206,7 +215,7 @@ StatusOr<std::string> EmitActivation(CallContext& ctx, const std::string& activa
     return ctx.Emit1("Mul", {half_x, one_plus});
   }
   return InvalidArgumentError("layer '", ctx.layer_name(), "': unknown activation '", activation,
-                              "'; expected relu, sigmoid, tanh, softmax, gelu, silu, hard_swish or linear");
+                              "'; expected relu, relu6, sigmoid, hard_sigmoid, tanh, softmax, gelu, silu, hard_swish or linear");
 }
 
 }  // namespace strata::nn

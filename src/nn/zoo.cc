@@ -1,9 +1,18 @@
-// The model zoo used by `strata train --model_name`.
+// The model zoo used by `strata train --model_name`: the small models here and the Keras applications
+// (src/nn/zoo/).
 #include "nn/internal.h"
 
 namespace strata::nn {
 
-std::vector<std::string> ZooModelNames() { return {"mlp", "cnn_small", "cnn_small_same", "resnet18"}; }
+std::vector<std::string> ZooModelNames() {
+  std::vector<std::string> names{"mlp", "cnn_small", "cnn_small_same", "resnet18"};
+  for (std::string& n : ApplicationNames()) names.push_back(std::move(n));
+  return names;
+}
+
+namespace zoo {
+StatusOr<std::unique_ptr<Model>> BuildApplication(std::string_view name, const ApplicationOptions& o);
+}
 
 namespace {
 
@@ -29,6 +38,15 @@ KerasTensor BasicBlock(const KerasTensor& in, int64_t filters, int64_t stride) {
 StatusOr<std::unique_ptr<Model>> ZooModel(std::string_view name, std::vector<int64_t> input_shape,
                                           int64_t num_classes) {
   if (num_classes < 2) return InvalidArgumentError("num_classes must be at least 2, got ", num_classes);
+  for (const std::string& app : ApplicationNames()) {
+    if (app != name) continue;
+    ApplicationOptions o;
+    o.input_shape = std::move(input_shape);
+    o.classes = num_classes;
+    o.classifier_activation = "linear";
+    o.output_name = "logits";
+    return zoo::BuildApplication(name, o);
+  }
   auto in = Input(input_shape, "input_image");
   KerasTensor x;
   if (name == "mlp") {
