@@ -128,8 +128,7 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   Status s = RunTrainIn(cmd, std::move(f), &workers);
   if (s.ok() || !workers || workers->size() == 1) return s;
   // One worker failed: say which, then end the whole job (the others would wait for it until their timeout).
-  const std::string& m = s.message();
-  ReportError(m.rfind("rank ", 0) == 0 ? s : Status(s.code(), StrCat("rank ", workers->rank(), " of ", workers->size(), ": ", m)));
+  ReportError(Status(s.code(), StrCat("rank ", workers->rank(), " of ", workers->size(), ": ", s.message())));
   train::MpiCollective::Abort(1);
 }
 

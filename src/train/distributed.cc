@@ -61,6 +61,18 @@ int EnvInt(const char* name) {
   return v == nullptr ? 0 : std::atoi(v);
 }
 
+// The state letter of a process in /proc/<pid>/stat (R, S, D, T, t, Z...); 'X' when there is no such process.
+char ProcessState(int64_t pid) {
+  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return 'X';
+  FILE* f = std::fopen(StrCat("/proc/", pid, "/stat").c_str(), "r");
+  if (f == nullptr) return '?';
+  char buf[512] = {0};
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  const char* paren = std::strrchr(buf, ')');  // "pid (comm) S ..."; comm may hold spaces and parentheses
+  return paren != nullptr && paren + 2 < buf + n ? paren[2] : '?';
+}
+
 }  // namespace
 
 int LaunchedWorldSize() {
@@ -154,8 +166,10 @@ std::string MpiCollective::DescribeMissing() const {
     if (r == rank_) continue;
     if (peers_.size() <= static_cast<size_t>(r) || peers_[r].host != host) {
       remote.push_back(StrCat(r));
-    } else if (kill(static_cast<pid_t>(peers_[r].pid), 0) != 0 && errno == ESRCH) {
+    } else if (const char state = ProcessState(peers_[r].pid); state == 'X' || state == 'Z') {
       gone.push_back(StrCat("rank ", r, " (pid ", peers_[r].pid, " on ", host, ") has exited"));
+    } else if (state == 'T' || state == 't') {
+      gone.push_back(StrCat("rank ", r, " (pid ", peers_[r].pid, " on ", host, ") is stopped (SIGSTOP or a debugger)"));
     }
   }
   if (!gone.empty()) return StrJoin(gone, ", ");
@@ -177,7 +191,7 @@ Status MpiCollective::WaitAll(void* requests, int n, std::string_view what) {
     if (done) return Status::OK();
     const auto now = std::chrono::steady_clock::now();
     if (now > deadline)
-      return DeadlineExceededError("rank ", rank_, ": ", what, " did not complete within ", options_.timeout_s,
+      return DeadlineExceededError(what, " did not complete within ", options_.timeout_s,
                                    " s (--collective_timeout_s): ", DescribeMissing());
     // Spin briefly (latency), then yield the core (workers may share cores) and sleep a little.
     if (polls < 200) continue;
@@ -334,6 +348,8 @@ Status MpiCollective::CheckSame(const std::string& value, std::string_view what)
 void MpiCollective::Abort(int code) {
   std::fflush(stdout);
   std::fflush(stderr);
+  // Give the launcher a moment to forward this error (and the other workers' own) before it kills every worker.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
   // MPI_Abort asks the launcher to end every worker; should it hang with a broken peer, exit anyway.
   std::thread([code] {
     std::this_thread::sleep_for(std::chrono::seconds(10));
@@ -357,6 +373,7 @@ Status BroadcastTrainingState(Collective& c, TrainingState* state) {
   for (auto& [name, t] : state->weights) all.push_back(&t);
   for (auto& [name, t] : state->slots) all.push_back(&t);
   STRATA_RETURN_IF_ERROR(c.Broadcast(all, 0, "the training state"));
+  k = counters.data<int64_t>();  // Broadcast may have replaced the storage
   state->iterations = k[0];
   state->epoch = static_cast<int>(k[1]);
   state->batch = k[2];
