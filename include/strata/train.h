@@ -193,6 +193,10 @@ class Trainer {
   Status SetState(const TrainingState& state);
   // The weights as in the model after the last step (the model is kept in sync after every step).
   graph::RunStats train_stats() const;
+  // Multi-worker: seconds spent averaging gradients across workers (communication that no computation overlapped)
+  // and in whole training steps, since Create.
+  double communication_seconds() const;
+  double step_seconds() const;
   // The training graph (after the first step compiled it).
   const graph::Model* training_graph() const;
 

@@ -274,6 +274,10 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
   STRATA_ASSIGN_OR_RETURN(train::History h, trainer->Fit(train_ds, fo));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const graph::RunStats rs = trainer->train_stats();
+  if (chief && trainer->step_seconds() > 0)
+    std::printf("training steps: %lld of global batch %lld in %.2fs: %.0f images/s\n", (long long)rs.runs,
+                (long long)f.batch_size, trainer->step_seconds(),
+                double(rs.runs) * f.batch_size / trainer->step_seconds());
   if (num_workers > 1) {
     // The weights every worker ended with, to show they agree (bitwise under --deterministic).
     uint64_t h = 1469598103934665603ULL;
@@ -282,6 +286,10 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
       for (size_t i = 0; i < t.byte_size(); ++i) h = (h ^ p[i]) * 1099511628211ULL;
     }
     std::fprintf(stderr, "worker %d of %d: weights fnv1a64 %016llx\n", rank, num_workers, (unsigned long long)h);
+    if (chief)
+      std::printf("communication not overlapped by computation: %.2fs of %.2fs in training steps (%.1f%%)\n",
+                  trainer->communication_seconds(), trainer->step_seconds(),
+                  100.0 * trainer->communication_seconds() / std::max(1e-9, trainer->step_seconds()));
     if (!chief) return Status::OK();
   }
   std::printf("trained %d epochs in %.1fs: %lld steps, %lld plan compilations (%lld plan-cache hits)\n",

@@ -224,22 +224,30 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
   if (buffers_.size() < buckets.size()) buffers_.resize(buckets.size());
   std::vector<MPI_Request> reqs(buckets.size(), MPI_REQUEST_NULL);
   std::vector<MPI_Request> bcasts;
+  std::vector<float*> data(buckets.size());  // each bucket's contiguous floats
+  std::vector<int> counts(buckets.size());
   for (size_t b = 0; b < buckets.size(); ++b) {
-    std::vector<float>& buf = buffers_[b];
     size_t n = 0;
     for (size_t i = buckets[b].first; i < buckets[b].second; ++i) n += tensors[i]->num_elements();
-    buf.resize(n);
-    size_t off = 0;
-    for (size_t i = buckets[b].first; i < buckets[b].second; ++i) {
-      std::memcpy(buf.data() + off, tensors[i]->data<float>(), tensors[i]->byte_size());
-      off += tensors[i]->num_elements();
+    counts[b] = static_cast<int>(n);
+    if (buckets[b].second - buckets[b].first == 1) {
+      data[b] = tensors[buckets[b].first]->data<float>();  // a bucket of one tensor is reduced where it is
+    } else {
+      std::vector<float>& buf = buffers_[b];
+      buf.resize(n);
+      size_t off = 0;
+      for (size_t i = buckets[b].first; i < buckets[b].second; ++i) {
+        std::memcpy(buf.data() + off, tensors[i]->data<float>(), tensors[i]->byte_size());
+        off += tensors[i]->num_elements();
+      }
+      data[b] = buf.data();
     }
     // Started as soon as it is packed; the next bucket is packed while it travels.
     const int rc = options_.deterministic
-                       ? MPI_Ireduce(rank_ == 0 ? MPI_IN_PLACE : buf.data(), buf.data(), static_cast<int>(n),
-                                     MPI_FLOAT, OrderedSumOp(), 0, MPI_COMM_WORLD, &reqs[b])
-                       : MPI_Iallreduce(MPI_IN_PLACE, buf.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM,
-                                        MPI_COMM_WORLD, &reqs[b]);
+                       ? MPI_Ireduce(rank_ == 0 ? MPI_IN_PLACE : data[b], data[b], counts[b], MPI_FLOAT,
+                                     OrderedSumOp(), 0, MPI_COMM_WORLD, &reqs[b])
+                       : MPI_Iallreduce(MPI_IN_PLACE, data[b], counts[b], MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                                        &reqs[b]);
     STRATA_RETURN_IF_ERROR(MpiStatus(rc, options_.deterministic ? "MPI_Ireduce" : "MPI_Iallreduce", what));
     int ignored = 0;
     MPI_Testall(static_cast<int>(b + 1), reqs.data(), &ignored, MPI_STATUSES_IGNORE);  // progress
@@ -248,19 +256,18 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
   STRATA_RETURN_IF_ERROR(WaitAll(reqs.data(), static_cast<int>(reqs.size()), what));
   if (options_.deterministic) {  // rank 0 holds the sums: every rank takes its bits
     for (size_t b = 0; b < buckets.size(); ++b)
-      STRATA_RETURN_IF_ERROR(MpiStatus(MPI_Ibcast(buffers_[b].data(), static_cast<int>(buffers_[b].size()), MPI_FLOAT,
-                                                  0, MPI_COMM_WORLD, &reqs[b]),
-                                       "MPI_Ibcast", what));
+      STRATA_RETURN_IF_ERROR(
+          MpiStatus(MPI_Ibcast(data[b], counts[b], MPI_FLOAT, 0, MPI_COMM_WORLD, &reqs[b]), "MPI_Ibcast", what));
     STRATA_RETURN_IF_ERROR(WaitAll(reqs.data(), static_cast<int>(reqs.size()), what));
   }
   last_wait_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const float scale = 1.0f / static_cast<float>(size_);
   for (size_t b = 0; b < buckets.size(); ++b) {
-    const float* p = buffers_[b].data();
+    const float* p = data[b];
     for (size_t i = buckets[b].first; i < buckets[b].second; ++i) {
       float* q = tensors[i]->data<float>();
       const int64_t n = tensors[i]->num_elements();
-      for (int64_t k = 0; k < n; ++k) q[k] = p[k] * scale;
+      for (int64_t k = 0; k < n; ++k) q[k] = p[k] * scale;  // in place for a bucket of one tensor
       p += n;
     }
   }

@@ -260,8 +260,12 @@ Status Trainer::EnsureEvalSession(const data::Element& batch, const std::map<std
   return Status::OK();
 }
 
+double Trainer::communication_seconds() const { return impl_->comm_seconds; }
+double Trainer::step_seconds() const { return impl_->step_seconds; }
+
 StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<std::string, std::string>& keys) {
   STRATA_RETURN_IF_ERROR(EnsureTrainSession(batch, keys));
+  const auto step_start = std::chrono::steady_clock::now();
   CompiledGraph& cg = *impl_->train;
   std::vector<std::pair<std::string, Tensor>> feeds;
   int64_t batch_size = 0;
@@ -292,6 +296,7 @@ StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<
     for (const auto& [slot, out] : cg.slot_outputs) state_.slots[slot] = results[cg.fetch_index.at(out)];
   }
   ++state_.iterations;
+  impl_->step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
   // Metrics.
   const Tensor& loss = results[cg.fetch_index.at(kLossOutput)];
   const double weight = batch_size > 0 ? static_cast<double>(batch_size) : 1.0;
@@ -342,7 +347,9 @@ Status Trainer::ApplyAveragedGradients(std::vector<Tensor>& results) {
     stats.push_back(&t);
   }
   for (Tensor* t : stats) grads.push_back(t);
+  const auto t0 = std::chrono::steady_clock::now();
   STRATA_RETURN_IF_ERROR(impl_->options.collective->AllReduceMean(grads, "the gradients"));
+  impl_->comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const auto& [weight, out] : cg.grad_outputs) {
     feeds.emplace_back(weight, state_.weights.at(weight));

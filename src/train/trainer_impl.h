@@ -53,6 +53,7 @@ struct Trainer::Impl {
   std::optional<CompiledGraph> train, eval, predict;
   // Multi-worker (options.collective of size > 1): `train` is the gradient graph and `apply` the update graph.
   std::optional<CompiledGraph> apply;
+  double comm_seconds = 0, step_seconds = 0;  // multi-worker timing (Trainer::communication_seconds)
   bool distributed() const { return options.collective && options.collective->size() > 1; }
   std::vector<std::string> slot_keys;  // "optimizer/<var>/<slot>"
 
