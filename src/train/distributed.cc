@@ -206,16 +206,20 @@ Status MpiCollective::WaitAll(void* requests, int n, std::string_view what) {
 Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::string_view what) {
   if (size_ == 1) return Status::OK();
   const int64_t bucket_floats = std::max<int64_t>(1, options_.bucket_bytes / 4);
-  // Buckets: consecutive tensors up to bucket_floats (a larger tensor is a bucket of its own).
+  // Buckets: consecutive small tensors fused up to bucket_floats (one message instead of many); a tensor of at least
+  // kAloneFloats is a bucket of its own, reduced where it lies (packing it would only add two copies).
+  constexpr int64_t kAloneFloats = 256 << 10;  // 1 MiB
+  auto alone = [&](size_t i) { return tensors[i]->num_elements() >= std::min(kAloneFloats, bucket_floats); };
   std::vector<std::pair<size_t, size_t>> buckets;  // [first, last) tensor indices
   for (size_t i = 0; i < tensors.size();) {
-    if (tensors[i]->dtype() != DType::kFloat32)
-      return InvalidArgumentError(what, ": tensor ", i, " is ", tensors[i]->TypeString(), "; only float32 is reduced");
     size_t j = i;
     int64_t n = 0;
-    while (j < tensors.size() && (j == i || n + tensors[j]->num_elements() <= bucket_floats)) {
+    while (j < tensors.size() && (j == i || (!alone(j) && n + tensors[j]->num_elements() <= bucket_floats))) {
+      if (tensors[j]->dtype() != DType::kFloat32)
+        return InvalidArgumentError(what, ": tensor ", j, " is ", tensors[j]->TypeString(), "; only float32 is reduced");
       n += tensors[j]->num_elements();
       ++j;
+      if (alone(j - 1)) break;
     }
     if (n > INT_MAX) return InvalidArgumentError(what, ": tensor ", i, " has ", n, " elements, more than MPI's int count");
     buckets.emplace_back(i, j);
