@@ -50,8 +50,8 @@ done
 # N workers with global batch B against 1 worker with batch B: the same examples in every step, only the order of
 # the float sums differs (per-worker means averaged vs one mean). Stated tolerance: every weight within 2e-5 absolute
 # + 1e-4 relative after 60 Adam steps; the run-to-run difference of the 1-worker run itself is 0 (cli_resume.sh).
-/usr/bin/python3 - "$OUT" <<'PY'
-import json, struct, sys
+cat > "$OUT/st.py" <<'PY'
+import json, struct
 import numpy as np
 def load(path):
     raw = open(path, 'rb').read()
@@ -59,6 +59,12 @@ def load(path):
     header = json.loads(raw[8:8 + n]); base = 8 + n
     return {k: np.frombuffer(raw[base + v['data_offsets'][0]:base + v['data_offsets'][1]], np.float32)
             for k, v in header.items() if k != '__metadata__'}
+PY
+/usr/bin/python3 - "$OUT" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from st import load
+import numpy as np
 out = sys.argv[1]
 ref = load(f'{out}/w1/ckpt-60/model.safetensors')
 for n in (2, 4):
@@ -130,6 +136,7 @@ took=$(( $(date +%s) - start ))
 grep -q "rank 1" "$OUT/killed.log" || { cat "$OUT/killed.log"; fail "the error does not name rank 1"; }
 echo "PASS: killed rank 1 at $(grep -o 'ckpt-[0-9]*' "$OUT/run/checkpoint" | head -1): job ended in ${took}s, rc $rc:"
 grep -m2 "rank 1" "$OUT/killed.log"
+cp -r "$OUT/run" "$OUT/run4"
 "${MPIRUN[@]}" -np 2 "$STRATA" train "${FLAGS[@]}" "${MW[@]}" --checkpoint_dir "$OUT/run" --checkpoint_steps 1 \
   --resume > "$OUT/resumed.log" 2>&1 || { cat "$OUT/resumed.log"; fail "resume"; }
 grep -q 'resuming run' "$OUT/resumed.log" || fail "the resumed run did not resume"
@@ -137,6 +144,22 @@ for f in model.safetensors optimizer.safetensors; do
   cmp "$OUT/w2/ckpt-60/$f" "$OUT/run/ckpt-60/$f" || fail "resumed $f differs from the uninterrupted 2-worker run"
 done
 echo "PASS: resumed after the kill, byte-identical to the uninterrupted 2-worker run"
+# The same checkpoint resumed by 4 workers: the global batches are the same ones (sharding by example), so it ends
+# within the 1-worker tolerance of the uninterrupted run.
+"${MPIRUN[@]}" -np 4 "$STRATA" train "${FLAGS[@]}" "${MW[@]}" --checkpoint_dir "$OUT/run4" --resume \
+  > "$OUT/resumed4.log" 2>&1 || { cat "$OUT/resumed4.log"; fail "resume on 4 workers"; }
+/usr/bin/python3 - "$OUT" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from st import load
+import numpy as np
+out = sys.argv[1]
+ref, got = load(f'{out}/w2/ckpt-60/model.safetensors'), load(f'{out}/run4/ckpt-60/model.safetensors')
+diff = max(float(np.max(np.abs(got[k] - ref[k]) / (2e-5 + 1e-4 * np.abs(ref[k])))) for k in ref)
+print(f'resumed on 4 workers vs uninterrupted 2: worst |diff| / (2e-5 + 1e-4 |w|) = {diff:.3f}')
+assert diff <= 1.0
+PY
+echo "PASS: a 2-worker checkpoint resumed on 4 workers"
 
 # A worker that hangs (SIGSTOP: MPI cannot notice) and one that dies where the launcher keeps the others running
 # (--enable-recovery): the others' collective timeout ends the job, naming the rank.
