@@ -313,7 +313,10 @@ StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<
     for (auto& m : o.metrics) STRATA_RETURN_IF_ERROR(m->Update(labels, pred));
   }
   Logs logs = impl_->CurrentLogs();
-  if (impl_->distributed()) STRATA_RETURN_IF_ERROR(impl_->AverageLogs(&logs));
+  if (impl_->distributed()) {
+    if (Status avg = impl_->AverageLogs(&logs); !avg.ok())
+      return avg.WithContext(StrCat("training step ", state_.iterations - 1));
+  }
   return logs;
 }
 
