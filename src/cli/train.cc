@@ -180,6 +180,10 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
     STRATA_ASSIGN_OR_RETURN(steps, CountBatches(train_ds));
   }
   if (num_workers > 1) {  // every worker takes as many steps as the one with the fewest batches
+    if (f.steps_per_epoch >= 0) {  // never more than a worker's shard holds (it would stop early, the others wait)
+      STRATA_ASSIGN_OR_RETURN(int64_t batches, CountBatches(train_ds));
+      steps = std::min(steps, batches);
+    }
     STRATA_RETURN_IF_ERROR(workers->AllReduceMin(&steps, "the number of steps per epoch"));
     if (steps == 0)
       return InvalidArgumentError("a worker's shard of the training data holds no whole batch of ",

@@ -37,8 +37,12 @@ fail() { echo "FAIL: $*"; exit 1; }
 # 1 worker (no MPI at all) is the reference: 320 examples / 16 = 20 steps per epoch.
 "$STRATA" train "${FLAGS[@]}" --checkpoint_dir "$OUT/w1" > "$OUT/w1.log" 2>&1 || { cat "$OUT/w1.log"; fail "1 worker"; }
 for n in 2 4; do
-  "${MPIRUN[@]}" -np $n "$STRATA" train "${FLAGS[@]}" "${MW[@]}" --checkpoint_dir "$OUT/w$n" > "$OUT/w$n.log" 2>&1 \
-    || { cat "$OUT/w$n.log"; fail "$n workers"; }
+  "${MPIRUN[@]}" -np $n "$STRATA" train "${FLAGS[@]}" "${MW[@]}" --checkpoint_dir "$OUT/w$n" --log_dir "$OUT/logs$n" \
+    --export_dir "$OUT/export$n" > "$OUT/w$n.log" 2>&1 || { cat "$OUT/w$n.log"; fail "$n workers"; }
+  # Only the chief writes logs and exports: one TensorBoard file per run, one CSV, one model.
+  [ "$(ls "$OUT/logs$n/train" | grep -c tfevents)" = 1 ] || { ls -R "$OUT/logs$n"; fail "$n workers: not one event file"; }
+  [ "$(grep -c '^[0-9]' "$OUT/logs$n/training.csv")" = 3 ] || fail "$n workers: training.csv is not 3 epochs once"
+  test -f "$OUT/export$n/mlp/1/model.onnx" || fail "$n workers: no export"
   grep -q 'model_checkpoint_path: "ckpt-60"' "$OUT/w$n/checkpoint" || fail "$n workers: no ckpt-60"
   hashes=$(grep -o 'weights fnv1a64 [0-9a-f]*' "$OUT/w$n.log" | sort | uniq -c)
   [ "$(grep -c 'weights fnv1a64' "$OUT/w$n.log")" = $n ] || fail "$n workers: not every rank printed its hash"
