@@ -150,9 +150,10 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
   if (num_workers > 1 && chief)
     LogInfo("multi_worker_mirrored: ", num_workers, " workers, global batch ", f.batch_size, " = ", num_workers, " x ",
             f.batch_size / num_workers);
-  if (chief) LogInfo("strata train: model ", f.model_name, ", batch ", f.batch_size, ", ", f.epochs, " epochs, optimizer ",
-          f.optimizer, ", lr ", f.learning_rate, " (", f.lr_schedule, "), intra-op threads ", IntraOpThreads(),
-          f.deterministic ? ", deterministic" : "");
+  if (chief)
+    LogInfo("strata train: model ", f.model_name, ", batch ", f.batch_size, ", ", f.epochs, " epochs, optimizer ",
+            f.optimizer, ", lr ", f.learning_rate, " (", f.lr_schedule, "), intra-op threads ", IntraOpThreads(),
+            f.deterministic ? ", deterministic" : "");
   std::unique_ptr<train::CheckpointManager> manager;
   std::string dataset_hash;
   if (!f.checkpoint_dir.empty() || num_workers > 1) {

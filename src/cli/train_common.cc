@@ -78,7 +78,8 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
                   "default, one_device or mirrored (one process on this machine's CPUs); multi_worker_mirrored: "
                   "data-parallel workers started by mpirun, srun or the MPI Operator (docs/training.md)");
   cmd->add_option(FlagNames("--allreduce_bucket_mb"), f->allreduce_bucket_mb,
-                  "multi_worker_mirrored: gradients fused into buckets of this many MB, one non-blocking allreduce each");
+                  "multi_worker_mirrored: gradients fused into buckets of this many MB, one non-blocking "
+                  "allreduce each");
   cmd->add_option(FlagNames("--collective_timeout_s"), f->collective_timeout_s,
                   "multi_worker_mirrored: the longest a worker waits for the others before failing, naming the "
                   "worker that is gone");

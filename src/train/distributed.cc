@@ -216,12 +216,14 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
     int64_t n = 0;
     while (j < tensors.size() && (j == i || (!alone(j) && n + tensors[j]->num_elements() <= bucket_floats))) {
       if (tensors[j]->dtype() != DType::kFloat32)
-        return InvalidArgumentError(what, ": tensor ", j, " is ", tensors[j]->TypeString(), "; only float32 is reduced");
+        return InvalidArgumentError(what, ": tensor ", j, " is ", tensors[j]->TypeString(),
+                                    "; only float32 is reduced");
       n += tensors[j]->num_elements();
       ++j;
       if (alone(j - 1)) break;
     }
-    if (n > INT_MAX) return InvalidArgumentError(what, ": tensor ", i, " has ", n, " elements, more than MPI's int count");
+    if (n > INT_MAX)
+      return InvalidArgumentError(what, ": tensor ", i, " has ", n, " elements, more than MPI's int count");
     buckets.emplace_back(i, j);
     i = j;
   }
