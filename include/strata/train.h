@@ -77,6 +77,24 @@ struct CompileOptions {
   optim::OptimizerConfig optimizer_config;
 };
 
+// Data-parallel training (docs/training.md "Multi-worker training"): what a Trainer needs from the collective layer
+// of a group of workers (src/train/distributed.h implements it over MPI). With a collective of size > 1, the training
+// step runs as two graphs, forward+backward then the optimizer update, with the gradients averaged across workers in
+// between; the initial weights are rank 0's, and the logs are averaged across workers.
+class Collective {
+ public:
+  virtual ~Collective() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Replaces every tensor (float32, the same shapes on every worker) by its mean over the workers. `tensors` comes in
+  // the order their values became available (reverse layer order for gradients); `what` names the call in errors.
+  virtual Status AllReduceMean(const std::vector<Tensor*>& tensors, std::string_view what) = 0;
+  // Replaces every tensor by rank `root`'s (the same dtypes and shapes on every worker).
+  virtual Status Broadcast(const std::vector<Tensor*>& tensors, int root, std::string_view what) = 0;
+  // Replaces every value by its mean over the workers.
+  virtual Status AllReduceMean(std::vector<double>* values, std::string_view what) = 0;
+};
+
 struct TrainerOptions {
   uint64_t seed = 0;            // weights (when the model is not built yet) and dropout masks
   bool deterministic = false;   // fixed thread count and deterministic kernels; see docs/training.md
@@ -90,6 +108,8 @@ struct TrainerOptions {
   std::string dataset_hash;
   // Identifies this training run in its checkpoints (TrainingState::run_id). "" = Create makes a random one.
   std::string run_id;
+  // Multi-worker data parallelism (see Collective); null or size 1 = this process alone.
+  std::shared_ptr<Collective> collective;
 };
 
 struct FitOptions {
@@ -173,6 +193,10 @@ class Trainer {
   Status SetState(const TrainingState& state);
   // The weights as in the model after the last step (the model is kept in sync after every step).
   graph::RunStats train_stats() const;
+  // Multi-worker: seconds spent averaging gradients across workers (communication that no computation overlapped)
+  // and in whole training steps, since Create.
+  double communication_seconds() const;
+  double step_seconds() const;
   // The training graph (after the first step compiled it).
   const graph::Model* training_graph() const;
 
@@ -182,6 +206,8 @@ class Trainer {
   Trainer() = default;
   Status EnsureTrainSession(const data::Element& batch, const std::map<std::string, std::string>& keys);
   Status EnsureEvalSession(const data::Element& batch, const std::map<std::string, std::string>& keys, bool with_loss);
+  // Multi-worker step: averages the gradient graph's results across workers and runs the update graph on them.
+  Status ApplyAveragedGradients(std::vector<Tensor>& results);
   nn::Model* model_ = nullptr;
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<Impl> impl_;  // the sessions: declared before state_, whose tensors they allocated

@@ -13,6 +13,7 @@
 #include "core/logging.h"
 #include "core/parallel.h"
 #include "strata/train.h"
+#include "train/distributed.h"
 
 namespace strata::cli {
 namespace {
@@ -89,33 +90,88 @@ Status OverwriteCheckpointDir(train::CheckpointManager* manager, const TrainFlag
   return manager->DeleteAll();
 }
 
+// multi_worker_mirrored: MPI's workers (nullptr otherwise). Refuses a launch by mpirun without the strategy, whose
+// processes would each train alone and write the same checkpoints.
+StatusOr<std::shared_ptr<train::MpiCollective>> StartWorkers(const TrainFlags& f) {
+  if (!IsMultiWorker(f)) {
+    if (const int n = train::LaunchedWorldSize(); n > 1)
+      return FailedPreconditionError("started by an MPI launcher as one of ", n, " processes, but "
+                                     "--distribution_strategy is '", f.distribution_strategy, "': each process would "
+                                     "train alone on all the data and write the same files; pass "
+                                     "--distribution_strategy multi_worker_mirrored");
+    return std::shared_ptr<train::MpiCollective>();
+  }
+  train::MpiOptions mo;
+  mo.bucket_bytes = static_cast<int64_t>(f.allreduce_bucket_mb * (1 << 20));
+  mo.timeout_s = f.collective_timeout_s;
+  mo.deterministic = f.deterministic;
+  return train::MpiCollective::Create(mo);
+}
+
+// What every worker must agree on: the model and training flags (+ the model's weights), and the data version.
+Status CheckWorkersAgree(train::MpiCollective& workers, const TrainFlags& f, const nn::Model& model,
+                         const std::string& dataset_hash) {
+  std::string config = StrCat(f.model_name, "|", StrJoin(f.input_shape, ","), "|", f.num_classes, "|", f.batch_size,
+                              "|", f.epochs, "|", f.optimizer, "|", f.learning_rate, "|", f.lr_schedule, "|",
+                              f.warmup_epochs, "|", f.weight_decay, "|", f.global_clipnorm, "|", f.seed, "|",
+                              f.deterministic, "|", f.steps_per_epoch, "|", f.resume);
+  for (const nn::WeightSpec& w : model.weight_specs())
+    config += StrCat("|", w.name, ":", DTypeName(w.dtype), w.shape.ToString(), w.trainable ? "" : ":frozen");
+  STRATA_RETURN_IF_ERROR(workers.CheckSame(config, "the model config and training flags"));
+  return workers.CheckSame(dataset_hash, StrCat("the training data manifest (hash ", dataset_hash, ")"));
+}
+
+Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollective>* workers_out);
+
 Status RunTrain(CLI::App* cmd, TrainFlags f) {
+  std::shared_ptr<train::MpiCollective> workers;
+  Status s = RunTrainIn(cmd, std::move(f), &workers);
+  if (s.ok() || !workers || workers->size() == 1) return s;
+  // One worker failed: say which, then end the whole job (the others would wait for it until their timeout).
+  ReportError(Status(s.code(), StrCat("rank ", workers->rank(), " of ", workers->size(), ": ", s.message())));
+  train::MpiCollective::Abort(1);
+}
+
+Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollective>* workers_out) {
   STRATA_RETURN_IF_ERROR(ApplyConfig(cmd, &f));
   if (f.resume && f.overwrite)
     return InvalidArgumentError("--resume continues the run in --checkpoint_dir and --overwrite deletes it: give one");
+  STRATA_ASSIGN_OR_RETURN(std::shared_ptr<train::MpiCollective> workers, StartWorkers(f));
+  *workers_out = workers;
+  const int num_workers = workers ? workers->size() : 1;
+  const int rank = workers ? workers->rank() : 0;
+  const bool chief = rank == 0;  // alone writes checkpoints, logs and exports, and prints progress
+  if (!chief) f.verbose = 0;
   // Every step allocates the new weights and slots (functional state, docs/training.md): keep freed memory in the
   // heap instead of returning it to the kernel and faulting fresh zeroed pages in again on the next step.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   if (f.intra_op_threads > 0) SetIntraOpThreads(f.intra_op_threads);
-  LogInfo("strata train: model ", f.model_name, ", batch ", f.batch_size, ", ", f.epochs, " epochs, optimizer ",
-          f.optimizer, ", lr ", f.learning_rate, " (", f.lr_schedule, "), intra-op threads ", IntraOpThreads(),
-          f.deterministic ? ", deterministic" : "");
+  if (num_workers > 1 && chief)
+    LogInfo("multi_worker_mirrored: ", num_workers, " workers, global batch ", f.batch_size, " = ", num_workers, " x ",
+            f.batch_size / num_workers);
+  if (chief)
+    LogInfo("strata train: model ", f.model_name, ", batch ", f.batch_size, ", ", f.epochs, " epochs, optimizer ",
+            f.optimizer, ", lr ", f.learning_rate, " (", f.lr_schedule, "), intra-op threads ", IntraOpThreads(),
+            f.deterministic ? ", deterministic" : "");
   std::unique_ptr<train::CheckpointManager> manager;
   std::string dataset_hash;
-  if (!f.checkpoint_dir.empty()) {
+  if (!f.checkpoint_dir.empty() || num_workers > 1) {
     // The dataset version goes into every checkpoint; --resume refuses a checkpoint of other data.
     STRATA_ASSIGN_OR_RETURN(dataset_hash, TrainDataHash(f));
+  }
+  if (!f.checkpoint_dir.empty() && chief) {
     STRATA_ASSIGN_OR_RETURN(
         manager, train::CheckpointManager::Open(
                      f.checkpoint_dir,
                      {.max_to_keep = f.keep_checkpoints, .keep_best = f.keep_best, .monitor = f.checkpoint_monitor}));
     if (!f.resume) STRATA_RETURN_IF_ERROR(CheckFreshRunDir(*manager, f));
   }
-  STRATA_ASSIGN_OR_RETURN(data::Dataset train_ds, TrainDataset(f));
+  STRATA_ASSIGN_OR_RETURN(data::Dataset train_ds, TrainDataset(f, {num_workers, rank}));
   auto test_ds = TestDataset(f);
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<nn::Model> model, nn::ZooModel(f.model_name, f.input_shape, f.num_classes));
   STRATA_RETURN_IF_ERROR(model->Build(f.seed));
+  if (num_workers > 1) STRATA_RETURN_IF_ERROR(CheckWorkersAgree(*workers, f, *model, dataset_hash));
   if (f.verbose > 0) {
     STRATA_ASSIGN_OR_RETURN(std::string summary, model->Summary());
     std::printf("%s", summary.c_str());
@@ -123,6 +179,17 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   int64_t steps = f.steps_per_epoch;
   if (steps < 0) {
     STRATA_ASSIGN_OR_RETURN(steps, CountBatches(train_ds));
+  }
+  if (num_workers > 1) {  // every worker takes as many steps as the one with the fewest batches
+    if (f.steps_per_epoch >= 0) {  // never more than a worker's shard holds (it would stop early, the others wait)
+      STRATA_ASSIGN_OR_RETURN(int64_t batches, CountBatches(train_ds));
+      steps = std::min(steps, batches);
+    }
+    STRATA_RETURN_IF_ERROR(workers->AllReduceMin(&steps, "the number of steps per epoch"));
+    if (steps == 0)
+      return InvalidArgumentError("a worker's shard of the training data holds no whole batch of ",
+                                  f.batch_size / num_workers, " examples (global batch ", f.batch_size, " over ",
+                                  num_workers, " workers)");
   }
   train::CompileOptions c;
   c.loss["logits"] = nn::Loss::SparseCategoricalCrossentropy(true);
@@ -139,6 +206,7 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   to.check_numerics = f.check_numerics;
   to.memory_limit_bytes = static_cast<size_t>(f.memory_limit_mb) << 20;
   to.dataset_hash = dataset_hash;
+  to.collective = workers;
   STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));
   int initial_epoch = 0;
   int64_t initial_batch = 0;
@@ -167,6 +235,13 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
       LogInfo("--resume: no checkpoint in ", f.checkpoint_dir, " yet; starting from scratch");
     }
   }
+  if (f.resume && num_workers > 1) {  // every worker resumes from the checkpoint the chief read
+    train::TrainingState state = trainer->GetState();
+    STRATA_RETURN_IF_ERROR(train::BroadcastTrainingState(*workers, &state));
+    STRATA_RETURN_IF_ERROR(trainer->SetState(state));
+    initial_epoch = state.epoch;
+    initial_batch = state.batch;
+  }
   if (manager && !resumed) {
     STRATA_RETURN_IF_ERROR(OverwriteCheckpointDir(manager.get(), f));
     LogInfo("starting run ", trainer->run_id(), " in ", f.checkpoint_dir);
@@ -175,7 +250,7 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   fo.epochs = f.epochs;
   fo.initial_epoch = std::min(initial_epoch, f.epochs);
   if (initial_epoch < f.epochs) fo.initial_batch = initial_batch;
-  fo.steps_per_epoch = f.steps_per_epoch;
+  fo.steps_per_epoch = num_workers > 1 ? steps : f.steps_per_epoch;
   fo.verbose = f.verbose;
   if (test_ds.ok()) {
     fo.validation_data = *test_ds;
@@ -186,7 +261,7 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   // Before the checkpoint callback: a NaN step stops training before its broken weights are saved.
   if (f.terminate_on_nan) fo.callbacks.push_back(train::TerminateOnNaN());
   if (manager) fo.callbacks.push_back(std::make_shared<SaveCheckpoints>(manager.get(), f));
-  if (!f.log_dir.empty()) {
+  if (!f.log_dir.empty() && chief) {
     STRATA_RETURN_IF_ERROR(MakeDirs(f.log_dir));
     fo.callbacks.push_back(train::CSVLogger(JoinPath(f.log_dir, "training.csv"), ',', f.resume));
     train::TensorBoardOptions tbo;
@@ -197,13 +272,31 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
     fo.callbacks.push_back(std::move(tb));
   }
   if (fo.initial_epoch >= fo.epochs) {
-    std::printf("nothing to do: %d of %d epochs already trained\n", fo.initial_epoch, fo.epochs);
+    if (chief) std::printf("nothing to do: %d of %d epochs already trained\n", fo.initial_epoch, fo.epochs);
     return Status::OK();
   }
   const auto t0 = std::chrono::steady_clock::now();
   STRATA_ASSIGN_OR_RETURN(train::History h, trainer->Fit(train_ds, fo));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const graph::RunStats rs = trainer->train_stats();
+  if (chief && trainer->step_seconds() > 0)
+    std::printf("training steps: %lld of global batch %lld in %.2fs: %.0f images/s\n", (long long)rs.runs,
+                (long long)f.batch_size, trainer->step_seconds(),
+                double(rs.runs) * f.batch_size / trainer->step_seconds());
+  if (num_workers > 1) {
+    // The weights every worker ended with, to show they agree (bitwise under --deterministic).
+    uint64_t h = 1469598103934665603ULL;
+    for (const auto& [name, t] : trainer->GetState().weights) {
+      const auto* p = static_cast<const unsigned char*>(t.raw_data());
+      for (size_t i = 0; i < t.byte_size(); ++i) h = (h ^ p[i]) * 1099511628211ULL;
+    }
+    std::fprintf(stderr, "worker %d of %d: weights fnv1a64 %016llx\n", rank, num_workers, (unsigned long long)h);
+    if (chief)
+      std::printf("communication not overlapped by computation: %.2fs of %.2fs in training steps (%.1f%%)\n",
+                  trainer->communication_seconds(), trainer->step_seconds(),
+                  100.0 * trainer->communication_seconds() / std::max(1e-9, trainer->step_seconds()));
+    if (!chief) return Status::OK();
+  }
   std::printf("trained %d epochs in %.1fs: %lld steps, %lld plan compilations (%lld plan-cache hits)\n",
               static_cast<int>(h.epoch.size()), secs, (long long)rs.runs, (long long)rs.plan_cache_misses,
               (long long)rs.plan_cache_hits);

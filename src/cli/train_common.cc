@@ -1,5 +1,6 @@
 #include "cli/train_common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -74,8 +75,14 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option(FlagNames("--export_dir"), f->export_dir, "Export the trained model to <export_dir>/<model_name>/1");
   cmd->add_option(FlagNames("--num_gpus"), f->num_gpus, "GPUs to train on: strata trains on CPUs, so only 0 (the default)");
   cmd->add_option(FlagNames("--distributed_strategy,--distribution_strategy"), f->distribution_strategy,
-                  "default, one_device or mirrored (one process on this machine's CPUs); multi_worker_mirrored is "
-                  "not built yet");
+                  "default, one_device or mirrored (one process on this machine's CPUs); multi_worker_mirrored: "
+                  "data-parallel workers started by mpirun, srun or the MPI Operator (docs/training.md)");
+  cmd->add_option(FlagNames("--allreduce_bucket_mb"), f->allreduce_bucket_mb,
+                  "multi_worker_mirrored: gradients fused into buckets of this many MB, one non-blocking "
+                  "allreduce each");
+  cmd->add_option(FlagNames("--collective_timeout_s"), f->collective_timeout_s,
+                  "multi_worker_mirrored: the longest a worker waits for the others before failing, naming the "
+                  "worker that is gone");
   cmd->add_option(FlagNames("--mixed_precision"), f->mixed_precision, "none (float32); bf16 and fp16 are not built yet");
   cmd->add_flag(FlagNames("--terminate_on_nan"), f->terminate_on_nan,
                 "Stop at the first step whose loss is NaN or infinite, naming it (default true; =false to train on)");
@@ -113,12 +120,12 @@ Status CheckTrainPyFlags(const TrainFlags& f) {
     return UnimplementedError("--num_gpus ", f.num_gpus, ": strata trains on CPUs and has no GPU support yet; leave "
                               "--num_gpus out or give 0");
   const std::string& d = f.distribution_strategy;
-  if (d == "multi_worker_mirrored" || d == "MultiWorkerMirroredStrategy")
-    return UnimplementedError("--distribution_strategy ", d, ": multi-worker training is not built yet; train in one "
-                              "process (leave the flag out, or give mirrored or one_device)");
-  if (!d.empty() && d != "default" && d != "one_device" && d != "mirrored" && d != "off")
+  if (!d.empty() && d != "default" && d != "one_device" && d != "mirrored" && d != "off" && !IsMultiWorker(f))
     return InvalidArgumentError("--distribution_strategy '", d, "' is not known: give default, one_device or "
-                                "mirrored (one process; multi_worker_mirrored is not built yet)");
+                                "mirrored (one process), or multi_worker_mirrored (workers started by mpirun)");
+  if (f.allreduce_bucket_mb <= 0 || f.collective_timeout_s <= 0)
+    return InvalidArgumentError("--allreduce_bucket_mb (", f.allreduce_bucket_mb, ") and --collective_timeout_s (",
+                                f.collective_timeout_s, ") must be > 0");
   const std::string& m = f.mixed_precision;
   if (m == "bf16" || m == "fp16" || m == "mixed_bfloat16" || m == "mixed_float16")
     return UnimplementedError("--mixed_precision ", m, ": mixed-precision training is not built yet; train in "
@@ -191,6 +198,8 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     else if (key == "warmup_epochs") STRATA_RETURN_IF_ERROR(num(&f->warmup_epochs));
     else if (key == "weight_decay") STRATA_RETURN_IF_ERROR(num(&f->weight_decay));
     else if (key == "global_clipnorm") STRATA_RETURN_IF_ERROR(num(&f->global_clipnorm));
+    else if (key == "allreduce_bucket_mb") STRATA_RETURN_IF_ERROR(num(&f->allreduce_bucket_mb));
+    else if (key == "collective_timeout_s") STRATA_RETURN_IF_ERROR(num(&f->collective_timeout_s));
     else if (key == "seed") STRATA_RETURN_IF_ERROR(num(&f->seed));
     else if (key == "memory_limit_mb") STRATA_RETURN_IF_ERROR(num(&f->memory_limit_mb));
     else if (key == "intra_op_threads") STRATA_RETURN_IF_ERROR(num(&f->intra_op_threads));
@@ -263,9 +272,19 @@ StatusOr<std::string> RecordsCompression(const std::vector<std::string>& files, 
 }
 
 // tf.train.Example records with image/encoded (PNG/JPEG) or raw image bytes (+ image/shape), and label.
-StatusOr<data::Dataset> RecordsDataset(const std::string& pattern, const TrainFlags& f) {
+// With a worker shard whose worker count is at most the file count, only the files i with i % workers == index
+// (sorted by name), and *by_file says so.
+StatusOr<data::Dataset> RecordsDataset(const std::string& pattern, const TrainFlags& f, const WorkerShard& shard = {},
+                                       bool* by_file = nullptr) {
   STRATA_ASSIGN_OR_RETURN(std::vector<std::string> files, Glob(pattern));
   if (files.empty()) return NotFoundError("no files match '", pattern, "'");
+  std::sort(files.begin(), files.end());
+  if (shard.workers > 1 && static_cast<int64_t>(files.size()) >= shard.workers) {
+    std::vector<std::string> mine;
+    for (size_t i = shard.index; i < files.size(); i += shard.workers) mine.push_back(files[i]);
+    files = std::move(mine);
+    if (by_file != nullptr) *by_file = true;
+  }
   STRATA_ASSIGN_OR_RETURN(std::string compression, RecordsCompression(files, f));
   std::vector<io::FeatureSpec> specs = {
       io::FeatureSpec::FixedLen("image/encoded", DType::kString, {}, Tensor::Scalar<std::string>("")),
@@ -295,16 +314,24 @@ StatusOr<data::Dataset> RecordsDataset(const std::string& pattern, const TrainFl
 
 }  // namespace
 
+bool IsMultiWorker(const TrainFlags& f) {
+  return f.distribution_strategy == "multi_worker_mirrored" || f.distribution_strategy == "MultiWorkerMirroredStrategy";
+}
+
 std::string DataPattern(const TrainFlags& f, const std::string& pattern) {
   if (pattern.empty() || f.data_dir.empty() || pattern[0] == '/') return pattern;
   return JoinPath(f.data_dir, pattern);
 }
 
-StatusOr<data::Dataset> TrainDataset(const TrainFlags& f) {
+StatusOr<data::Dataset> TrainDataset(const TrainFlags& f, const WorkerShard& shard) {
   data::Dataset base;
   int64_t buffer = 60000;
+  bool by_file = false;
+  if (shard.workers > 1 && (f.batch_size % shard.workers != 0 || f.batch_size < shard.workers))
+    return InvalidArgumentError("--batch_size ", f.batch_size, " is the global batch: it must split evenly across the ",
+                                shard.workers, " workers (give a multiple of ", shard.workers, ")");
   if (!f.tfrecord_pattern.empty()) {
-    STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(DataPattern(f, f.tfrecord_pattern), f));
+    STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(DataPattern(f, f.tfrecord_pattern), f, shard, &by_file));
     buffer = 10000;
   } else if (!f.data_dir.empty()) {
     STRATA_ASSIGN_OR_RETURN(std::string images, IdxFile(f.data_dir, "train-images-idx3-ubyte"));
@@ -314,9 +341,19 @@ StatusOr<data::Dataset> TrainDataset(const TrainFlags& f) {
     return InvalidArgumentError("give --data_dir (IDX files) or --tfrecord_pattern");
   }
   // Cache the decoded uint8 examples; shuffle by (seed, epoch); convert whole batches.
-  return base.Cache()
-      .Shuffle(buffer, {.seed = f.seed})
-      .Batch(f.batch_size)
+  if (shard.workers <= 1) {
+    return base.Cache()
+        .Shuffle(buffer, {.seed = f.seed})
+        .Batch(f.batch_size)
+        .Map(ToModelInput(false), {.name = "to_float"})
+        .Prefetch(2);
+  }
+  // Several workers: each reads its files (by_file) or every workers-th example of the same shuffled order, in
+  // batches of batch_size / workers (whole ones only: every worker must take the same number of steps). Sharding the
+  // shuffled order by example makes the union of the workers' k-th batches the k-th global batch of one worker.
+  data::Dataset shuffled = base.Cache().Shuffle(buffer, {.seed = by_file ? f.seed + shard.index : f.seed});
+  if (!by_file) shuffled = shuffled.Shard(shard.workers, shard.index);
+  return shuffled.Batch(f.batch_size / shard.workers, /*drop_remainder=*/true)
       .Map(ToModelInput(false), {.name = "to_float"})
       .Prefetch(2);
 }

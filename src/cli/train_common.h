@@ -53,11 +53,14 @@ struct TrainFlags {
   std::string export_dir;         // after training: export <export_dir>/<model_name>/1 (see strata export)
   // The rest of a production train.py's flags. What strata does not do yet is refused, never ignored.
   int num_gpus = 0;                   // strata trains on CPUs: only 0
-  std::string distribution_strategy;  // "", default, one_device, mirrored (one process); multi_worker_mirrored: no
+  std::string distribution_strategy;  // "", default, one_device, mirrored (one process); multi_worker_mirrored (MPI)
   std::string mixed_precision = "none";  // none / float32; bf16 and fp16 are not built yet
   bool enable_xla = false;            // accepted: strata always compiles the step into one optimised plan
   bool terminate_on_nan = true;       // stop at the first step whose loss is NaN or infinite (TerminateOnNaN)
   bool check_numerics = false;        // name the first op of a step that produces NaN or infinity
+  // multi_worker_mirrored (docs/training.md "Multi-worker training").
+  double allreduce_bucket_mb = 25;    // gradient buckets of this many MB, each its own non-blocking allreduce
+  double collective_timeout_s = 60;   // the longest any worker waits for the others
 };
 
 // "--learning_rate" -> "--learning_rate,--learning-rate": TensorFlow's underscore spelling, with dashes accepted as
@@ -68,12 +71,22 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training);
 // Applies --config FILE (JSON with the flag names as keys) for every flag not given on the command line, then checks
 // the flags: an unknown flag names the closest valid one; a flag whose feature is not built says so.
 Status ApplyConfig(CLI::App* cmd, TrainFlags* f);
+// --distribution_strategy multi_worker_mirrored (or TF's class name MultiWorkerMirroredStrategy).
+bool IsMultiWorker(const TrainFlags& f);
 // A file pattern of the flags: relative patterns are under --data_dir when it is given (train.py's
 // --data_dir D --tfrecord_pattern 'train-*.tfrecord').
 std::string DataPattern(const TrainFlags& f, const std::string& pattern);
 
-// Batched datasets of "input_image" float32 [B, H, W, C] in [0, 1] and "label" int64 [B].
-StatusOr<data::Dataset> TrainDataset(const TrainFlags& f);
+// Which part of the training data a worker reads (multi_worker_mirrored): by file when there are at least as many
+// TFRecord files as workers, else by example.
+struct WorkerShard {
+  int workers = 1;
+  int index = 0;
+};
+
+// Batched datasets of "input_image" float32 [B, H, W, C] in [0, 1] and "label" int64 [B]. For one of several
+// workers: that worker's shard, in batches of batch_size / workers, without a last partial batch.
+StatusOr<data::Dataset> TrainDataset(const TrainFlags& f, const WorkerShard& shard = {});
 StatusOr<data::Dataset> TestDataset(const TrainFlags& f, bool raw_pixels = false);
 // Batches per epoch of a dataset (iterates it once with Skip).
 StatusOr<int64_t> CountBatches(const data::Dataset& ds);

@@ -1,5 +1,7 @@
 // Dataset::Shard: keeps the elements at positions k with k % num_shards == index, skipping the others through the
 // input's Skip (cheap for sources).
+#include <limits>
+
 #include "data/dataset_impl.h"
 
 namespace strata::data {
@@ -36,10 +38,13 @@ class ShardNode final : public internal::DatasetNode {
 
     StatusOr<int64_t> Skip(int64_t m) override {
       if (done_ || m <= 0) return 0;
-      const int64_t total = to_skip_ + 1 + (m - 1) * node_->n_;  // positions up to and including the m-th kept one
+      // Positions up to and including the m-th kept one, saturated (CountBatches skips "everything" with a huge m).
+      const int64_t max = std::numeric_limits<int64_t>::max();
+      const bool saturated = m - 1 > (max - to_skip_ - 1) / node_->n_;
+      const int64_t total = saturated ? max : to_skip_ + 1 + (m - 1) * node_->n_;
       STRATA_ASSIGN_OR_RETURN(int64_t k, input_->Skip(total));
       const int64_t kept = k <= to_skip_ ? 0 : 1 + (k - to_skip_ - 1) / node_->n_;
-      if (k < total) {
+      if (k < total || saturated) {
         done_ = true;
       } else {
         to_skip_ = node_->n_ - 1;

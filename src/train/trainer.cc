@@ -94,6 +94,12 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOpti
   t->impl_->compile = std::move(compile);
   // Weights and zeroed slots.
   t->state_.weights = model->weights();
+  if (t->impl_->distributed()) {  // every worker starts from rank 0's weights
+    std::vector<Tensor*> all;
+    for (auto& [name, w] : t->state_.weights) all.push_back(&w);
+    STRATA_RETURN_IF_ERROR(t->impl_->options.collective->Broadcast(all, 0, "the initial weights"));
+    STRATA_RETURN_IF_ERROR(model->SetWeights(t->state_.weights));
+  }
   for (const nn::WeightSpec& w : model->weight_specs()) {
     if (!w.trainable) continue;
     for (const std::string& slot : t->optimizer_->SlotNames()) {
@@ -229,6 +235,13 @@ Status CheckSparseLabels(const std::vector<OutputSpec>& outputs, const CompiledG
 Status Trainer::EnsureTrainSession(const data::Element& batch, const std::map<std::string, std::string>& keys) {
   if (impl_->train) return Status::OK();
   STRATA_ASSIGN_OR_RETURN(auto types, LabelTypes(impl_->outputs, batch));
+  if (impl_->distributed()) {
+    STRATA_ASSIGN_OR_RETURN(CompiledGraph grad, BuildGradientGraph(*model_, impl_->outputs, types, impl_->options));
+    STRATA_ASSIGN_OR_RETURN(CompiledGraph apply, BuildApplyGraph(*model_, *optimizer_, impl_->options));
+    impl_->train = std::move(grad);
+    impl_->apply = std::move(apply);
+    return Status::OK();
+  }
   STRATA_ASSIGN_OR_RETURN(CompiledGraph cg, BuildTrainGraph(*model_, *optimizer_, impl_->outputs, types, impl_->options));
   impl_->train = std::move(cg);
   return Status::OK();
@@ -247,8 +260,12 @@ Status Trainer::EnsureEvalSession(const data::Element& batch, const std::map<std
   return Status::OK();
 }
 
+double Trainer::communication_seconds() const { return impl_->comm_seconds; }
+double Trainer::step_seconds() const { return impl_->step_seconds; }
+
 StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<std::string, std::string>& keys) {
   STRATA_RETURN_IF_ERROR(EnsureTrainSession(batch, keys));
+  const auto step_start = std::chrono::steady_clock::now();
   CompiledGraph& cg = *impl_->train;
   std::vector<std::pair<std::string, Tensor>> feeds;
   int64_t batch_size = 0;
@@ -256,17 +273,30 @@ StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<
   if (Status s = CheckSparseLabels(impl_->outputs, cg, batch); !s.ok())
     return s.WithContext(StrCat("training step ", state_.iterations));
   for (const auto& [name, t] : state_.weights) feeds.emplace_back(name, t);
-  for (const std::string& key : impl_->slot_keys) feeds.emplace_back(key, state_.slots.at(key));
-  feeds.emplace_back(kLrInput, Tensor::Scalar<float>(static_cast<float>(learning_rate())));
-  feeds.emplace_back(kIterationsInput, Tensor::Scalar<int64_t>(state_.iterations));
-  if (cg.uses_seed) feeds.emplace_back(kSeedInput, Tensor::Scalar<int64_t>(StepSeed(state_.seed, state_.iterations)));
+  if (!impl_->distributed()) {  // multi-worker: the update graph takes these
+    for (const std::string& key : impl_->slot_keys) feeds.emplace_back(key, state_.slots.at(key));
+    feeds.emplace_back(kLrInput, Tensor::Scalar<float>(static_cast<float>(learning_rate())));
+    feeds.emplace_back(kIterationsInput, Tensor::Scalar<int64_t>(state_.iterations));
+  }
+  if (cg.uses_seed) {
+    // Workers draw different dropout masks (their examples differ too): the seed is mixed with the rank.
+    const uint64_t seed = impl_->distributed()
+                              ? state_.seed ^ (0x9E3779B97F4A7C15ULL * (impl_->options.collective->rank() + 1))
+                              : state_.seed;
+    feeds.emplace_back(kSeedInput, Tensor::Scalar<int64_t>(StepSeed(seed, state_.iterations)));
+  }
   std::vector<Tensor> results;
   Status s = cg.session->Run(feeds, cg.fetches, &results);
   if (!s.ok()) return s.WithContext(StrCat("training step ", state_.iterations));
-  // New state.
-  for (const auto& [weight, out] : cg.weight_outputs) state_.weights[weight] = results[cg.fetch_index.at(out)];
-  for (const auto& [slot, out] : cg.slot_outputs) state_.slots[slot] = results[cg.fetch_index.at(out)];
+  if (impl_->distributed()) {
+    s = ApplyAveragedGradients(results);
+    if (!s.ok()) return s.WithContext(StrCat("training step ", state_.iterations));
+  } else {
+    for (const auto& [weight, out] : cg.weight_outputs) state_.weights[weight] = results[cg.fetch_index.at(out)];
+    for (const auto& [slot, out] : cg.slot_outputs) state_.slots[slot] = results[cg.fetch_index.at(out)];
+  }
   ++state_.iterations;
+  impl_->step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
   // Metrics.
   const Tensor& loss = results[cg.fetch_index.at(kLossOutput)];
   const double weight = batch_size > 0 ? static_cast<double>(batch_size) : 1.0;
@@ -283,7 +313,60 @@ StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<
     for (auto& m : o.metrics) STRATA_RETURN_IF_ERROR(m->Update(labels, pred));
   }
   Logs logs = impl_->CurrentLogs();
+  if (impl_->distributed()) {
+    if (Status avg = impl_->AverageLogs(&logs); !avg.ok())
+      return avg.WithContext(StrCat("training step ", state_.iterations - 1));
+  }
   return logs;
+}
+
+Status Trainer::Impl::AverageLogs(Logs* logs) const {
+  // Every worker trains on the same number of examples per step, so the global running mean of the loss (and of
+  // accuracy) is the mean of the workers' running means.
+  std::vector<double> values;
+  for (const auto& [k, v] : logs->items()) values.push_back(v);
+  STRATA_RETURN_IF_ERROR(options.collective->AllReduceMean(&values, "the metrics"));
+  Logs out;
+  for (size_t i = 0; i < values.size(); ++i) out.Set(logs->items()[i].first, values[i]);
+  *logs = std::move(out);
+  return Status::OK();
+}
+
+// Multi-worker step, after the gradient graph ran: averages the gradients (reverse layer order, bucketed by the
+// collective) and the batch-norm statistics across workers, then runs the update graph on the averages.
+Status Trainer::ApplyAveragedGradients(std::vector<Tensor>& results) {
+  CompiledGraph& cg = *impl_->train;
+  CompiledGraph& apply = *impl_->apply;
+  std::vector<Tensor*> grads;
+  for (const auto& [weight, out] : cg.grad_outputs) {
+    Tensor& g = results[cg.fetch_index.at(out)];
+    g = g.Clone();  // the reduction writes in place: never into a buffer the session may share
+    grads.push_back(&g);
+  }
+  std::vector<Tensor*> stats;
+  for (const auto& [weight, out] : cg.weight_outputs) {
+    Tensor& t = results[cg.fetch_index.at(out)];
+    t = t.Clone();
+    stats.push_back(&t);
+  }
+  for (Tensor* t : stats) grads.push_back(t);
+  const auto t0 = std::chrono::steady_clock::now();
+  STRATA_RETURN_IF_ERROR(impl_->options.collective->AllReduceMean(grads, "the gradients"));
+  impl_->comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const auto& [weight, out] : cg.grad_outputs) {
+    feeds.emplace_back(weight, state_.weights.at(weight));
+    feeds.emplace_back(GradInput(weight), results[cg.fetch_index.at(out)]);
+  }
+  for (const std::string& key : impl_->slot_keys) feeds.emplace_back(key, state_.slots.at(key));
+  feeds.emplace_back(kLrInput, Tensor::Scalar<float>(static_cast<float>(learning_rate())));
+  feeds.emplace_back(kIterationsInput, Tensor::Scalar<int64_t>(state_.iterations));
+  std::vector<Tensor> updated;
+  STRATA_RETURN_IF_ERROR(apply.session->Run(feeds, apply.fetches, &updated));
+  for (const auto& [weight, out] : apply.weight_outputs) state_.weights[weight] = updated[apply.fetch_index.at(out)];
+  for (const auto& [slot, out] : apply.slot_outputs) state_.slots[slot] = updated[apply.fetch_index.at(out)];
+  for (const auto& [weight, out] : cg.weight_outputs) state_.weights[weight] = results[cg.fetch_index.at(out)];
+  return Status::OK();
 }
 
 // Runs the eval (with_loss) or predict graph on one batch; updates the trackers when with_loss.

@@ -38,6 +38,8 @@ struct CompiledGraph {
   std::map<std::string, std::string> weight_outputs;
   std::map<std::string, std::string> slot_outputs;
   std::string grad_norm;
+  // Gradient graph only (multi-worker): (weight, gradient output) of every trainable weight, in reverse layer order.
+  std::vector<std::pair<std::string, std::string>> grad_outputs;
   // Model output -> its static last dimension (the class count sparse labels index), where known.
   std::map<std::string, int64_t> num_classes;
 };
@@ -49,11 +51,17 @@ struct Trainer::Impl {
   nn::MeanMetric loss_tracker{"loss"};
   std::map<std::string, nn::MeanMetric> output_loss_trackers;
   std::optional<CompiledGraph> train, eval, predict;
+  // Multi-worker (options.collective of size > 1): `train` is the gradient graph and `apply` the update graph.
+  std::optional<CompiledGraph> apply;
+  double comm_seconds = 0, step_seconds = 0;  // multi-worker timing (Trainer::communication_seconds)
+  bool distributed() const { return options.collective && options.collective->size() > 1; }
   std::vector<std::string> slot_keys;  // "optimizer/<var>/<slot>"
 
   void ResetMetrics();
   // Keras logs of the running means: loss, <output>_loss (several outputs), metrics (<output>_<name> likewise).
   Logs CurrentLogs() const;
+  // Multi-worker: replaces every value by its mean over the workers.
+  Status AverageLogs(Logs* logs) const;
 };
 
 // Builds the training graph (forward + loss + gradients + updates) for the label dtypes of a first batch.
@@ -61,6 +69,14 @@ StatusOr<CompiledGraph> BuildTrainGraph(const nn::Model& model, const optim::Opt
                                         const std::vector<OutputSpec>& outputs,
                                         const std::map<std::string, DType>& label_dtypes,
                                         const TrainerOptions& options);
+// Multi-worker: the forward pass, losses and gradients (outputs: loss, metric outputs, the gradients in reverse layer
+// order, batch-norm statistics), and the optimizer update fed the averaged gradients as inputs GradInput(weight).
+StatusOr<CompiledGraph> BuildGradientGraph(const nn::Model& model, const std::vector<OutputSpec>& outputs,
+                                           const std::map<std::string, DType>& label_dtypes,
+                                           const TrainerOptions& options);
+StatusOr<CompiledGraph> BuildApplyGraph(const nn::Model& model, const optim::Optimizer& optimizer,
+                                        const TrainerOptions& options);
+inline std::string GradInput(const std::string& weight) { return "grad/" + weight; }
 // Inference graph with weights as inputs; with labels, the loss outputs too.
 StatusOr<CompiledGraph> BuildEvalGraph(const nn::Model& model, const std::vector<OutputSpec>& outputs,
                                        const std::map<std::string, DType>& label_dtypes, bool with_loss,

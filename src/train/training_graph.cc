@@ -1,6 +1,8 @@
 // The training graph: the model's training-mode forward pass, the losses, graph autodiff with respect to every
 // trainable weight, and the optimizer's update ops. Weights, slots, lr, iterations and the step seed are inputs;
 // the loss, the outputs the metrics read and every updated value are outputs.
+#include <algorithm>
+
 #include "graph/autodiff.h"
 #include "train/trainer_impl.h"
 
@@ -142,22 +144,24 @@ int64_t StepSeed(uint64_t seed, int64_t iterations) {
   return static_cast<int64_t>((x ^ (x >> 31)) >> 1);
 }
 
-StatusOr<CompiledGraph> BuildTrainGraph(const nn::Model& model, const optim::Optimizer& optimizer,
-                                        const std::vector<OutputSpec>& outputs,
-                                        const std::map<std::string, DType>& label_dtypes,
-                                        const TrainerOptions& options) {
+namespace {
+
+// The forward pass in training mode, the losses and the gradients of every trainable weight (weight -> gradient
+// value, in `grads`); the graph's outputs are the loss and the model outputs a metric reads.
+StatusOr<nn::ForwardGraph> BuildForwardBackward(const nn::Model& model, const std::vector<OutputSpec>& outputs,
+                                                const std::map<std::string, DType>& label_dtypes, CompiledGraph* cg,
+                                                std::map<std::string, std::string>* grads) {
   nn::GraphOptions go;
   go.training = true;
   go.weights_as_inputs = true;
   go.seed_input = kSeedInput;
   STRATA_ASSIGN_OR_RETURN(nn::ForwardGraph fg, model.BuildGraph(go));
-  CompiledGraph cg;
-  cg.uses_seed = fg.uses_step_seed;
-  cg.with_labels = true;
+  cg->uses_seed = fg.uses_step_seed;
+  cg->with_labels = true;
   graph::Graph& g = fg.graph;
   // The model outputs stay outputs only when a metric reads them.
   std::vector<graph::ValueInfo> model_outputs = std::move(g.outputs);
-  RecordClasses(&cg, model_outputs);
+  RecordClasses(cg, model_outputs);
   g.outputs.clear();
   AddLosses(g, outputs, label_dtypes, fg.aux_losses, true);
   AddOutput(g, kLossOutput);
@@ -165,46 +169,117 @@ StatusOr<CompiledGraph> BuildTrainGraph(const nn::Model& model, const optim::Opt
     if (!o.metrics.empty())
       for (const auto& vi : model_outputs)
         if (vi.name == o.name) g.outputs.push_back(vi);
-
   std::vector<std::string> wrt;
   for (const nn::WeightSpec& w : model.weight_specs())
     if (w.trainable) wrt.push_back(w.name);
-  std::map<std::string, std::string> grads;
   graph::GradientOptions gopts;
-  STRATA_RETURN_IF_ERROR(graph::BuildGradients(&g, kLossOutput, wrt, gopts, &grads));
+  STRATA_RETURN_IF_ERROR(graph::BuildGradients(&g, kLossOutput, wrt, gopts, grads));
   FuseReluIntoMaxPoolGrad(g);
+  return fg;
+}
 
-  g.inputs.push_back(Scalar(kLrInput, DType::kFloat32));
-  g.inputs.push_back(Scalar(kIterationsInput, DType::kInt64));
-  std::vector<optim::VariableGrad> vars;
-  for (const nn::WeightSpec& w : model.weight_specs()) {
-    if (!w.trainable) continue;
-    optim::VariableGrad v{w.name, grads.at(w.name), {}};
-    for (const std::string& slot : optimizer.SlotNames()) {
-      const std::string key = StrCat("optimizer/", w.name, "/", slot);
-      graph::ValueInfo vi;
-      vi.name = key;
-      vi.dtype = w.dtype;
-      vi.shape = PartialShape::Of(w.shape);
-      g.inputs.push_back(std::move(vi));
-      v.slots[slot] = key;
-    }
-    vars.push_back(std::move(v));
+// The optimizer's slots of a variable as graph inputs.
+optim::VariableGrad SlotInputs(graph::Graph& g, const nn::WeightSpec& w, const std::string& grad,
+                               const optim::Optimizer& optimizer) {
+  optim::VariableGrad v{w.name, grad, {}};
+  for (const std::string& slot : optimizer.SlotNames()) {
+    const std::string key = StrCat("optimizer/", w.name, "/", slot);
+    graph::ValueInfo vi;
+    vi.name = key;
+    vi.dtype = w.dtype;
+    vi.shape = PartialShape::Of(w.shape);
+    g.inputs.push_back(std::move(vi));
+    v.slots[slot] = key;
   }
+  return v;
+}
+
+// The optimizer's update ops and their outputs (new weights and slots).
+Status AddUpdates(graph::Graph& g, const optim::Optimizer& optimizer, const std::vector<optim::VariableGrad>& vars,
+                  CompiledGraph* cg) {
   std::vector<optim::VariableUpdate> updates;
   STRATA_RETURN_IF_ERROR(optimizer.EmitUpdates(&g, vars, kLrInput, kIterationsInput, &updates, nullptr));
   for (const optim::VariableUpdate& u : updates) {
-    cg.weight_outputs[u.variable] = u.new_value;
+    cg->weight_outputs[u.variable] = u.new_value;
     AddOutput(g, u.new_value);
     for (const auto& [slot, value] : u.new_slots) {
-      cg.slot_outputs[StrCat("optimizer/", u.variable, "/", slot)] = value;
+      cg->slot_outputs[StrCat("optimizer/", u.variable, "/", slot)] = value;
       AddOutput(g, value);
     }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<CompiledGraph> BuildTrainGraph(const nn::Model& model, const optim::Optimizer& optimizer,
+                                        const std::vector<OutputSpec>& outputs,
+                                        const std::map<std::string, DType>& label_dtypes,
+                                        const TrainerOptions& options) {
+  CompiledGraph cg;
+  std::map<std::string, std::string> grads;
+  STRATA_ASSIGN_OR_RETURN(nn::ForwardGraph fg, BuildForwardBackward(model, outputs, label_dtypes, &cg, &grads));
+  graph::Graph& g = fg.graph;
+  g.inputs.push_back(Scalar(kLrInput, DType::kFloat32));
+  g.inputs.push_back(Scalar(kIterationsInput, DType::kInt64));
+  std::vector<optim::VariableGrad> vars;
+  for (const nn::WeightSpec& w : model.weight_specs())
+    if (w.trainable) vars.push_back(SlotInputs(g, w, grads.at(w.name), optimizer));
+  STRATA_RETURN_IF_ERROR(AddUpdates(g, optimizer, vars, &cg));
+  for (const auto& [weight, value] : fg.state_updates) {
+    cg.weight_outputs[weight] = value;
+    AddOutput(g, value);
+  }
+  STRATA_RETURN_IF_ERROR(graph::TopologicalSort(&g));
+  STRATA_RETURN_IF_ERROR(Finish(&cg, std::move(g), options));
+  return cg;
+}
+
+StatusOr<CompiledGraph> BuildGradientGraph(const nn::Model& model, const std::vector<OutputSpec>& outputs,
+                                           const std::map<std::string, DType>& label_dtypes,
+                                           const TrainerOptions& options) {
+  CompiledGraph cg;
+  std::map<std::string, std::string> grads;
+  STRATA_ASSIGN_OR_RETURN(nn::ForwardGraph fg, BuildForwardBackward(model, outputs, label_dtypes, &cg, &grads));
+  graph::Graph& g = fg.graph;
+  // Reverse layer order: the last layers' gradients are the first ones backward produces.
+  const std::vector<nn::WeightSpec>& specs = model.weight_specs();
+  for (auto it = specs.rbegin(); it != specs.rend(); ++it) {
+    if (!it->trainable) continue;
+    const std::string out = grads.at(it->name);
+    cg.grad_outputs.emplace_back(it->name, out);
+    if (std::none_of(g.outputs.begin(), g.outputs.end(), [&](const graph::ValueInfo& vi) { return vi.name == out; }))
+      AddOutput(g, out);
   }
   for (const auto& [weight, value] : fg.state_updates) {
     cg.weight_outputs[weight] = value;
     AddOutput(g, value);
   }
+  STRATA_RETURN_IF_ERROR(graph::TopologicalSort(&g));
+  STRATA_RETURN_IF_ERROR(Finish(&cg, std::move(g), options));
+  return cg;
+}
+
+StatusOr<CompiledGraph> BuildApplyGraph(const nn::Model& model, const optim::Optimizer& optimizer,
+                                        const TrainerOptions& options) {
+  CompiledGraph cg;
+  graph::Graph g;
+  g.name = "apply_gradients";
+  std::vector<optim::VariableGrad> vars;
+  for (const nn::WeightSpec& w : model.weight_specs()) {
+    if (!w.trainable) continue;
+    for (const std::string& name : {w.name, GradInput(w.name)}) {
+      graph::ValueInfo vi;
+      vi.name = name;
+      vi.dtype = w.dtype;
+      vi.shape = PartialShape::Of(w.shape);
+      g.inputs.push_back(std::move(vi));
+    }
+    vars.push_back(SlotInputs(g, w, GradInput(w.name), optimizer));
+  }
+  g.inputs.push_back(Scalar(kLrInput, DType::kFloat32));
+  g.inputs.push_back(Scalar(kIterationsInput, DType::kInt64));
+  STRATA_RETURN_IF_ERROR(AddUpdates(g, optimizer, vars, &cg));
   STRATA_RETURN_IF_ERROR(graph::TopologicalSort(&g));
   STRATA_RETURN_IF_ERROR(Finish(&cg, std::move(g), options));
   return cg;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "core/random.h"
@@ -345,6 +346,10 @@ TEST(ShardTakeSkipTest, Positions) {
   ASSERT_TRUE(*it->GetNext(&e));
   EXPECT_EQ(e.Get("value")->data<int64_t>()[0], 14);
   EXPECT_EQ(*it->Skip(100), 21);  // 18, 22, ..., 98
+  // Skipping "everything" (CountBatches' huge count) saturates instead of overflowing: 10 of 0..39 have k % 4 == 1,
+  // also below a Batch (the count of a multi-worker shard).
+  EXPECT_EQ(*(*Range(40).Shard(4, 1).MakeIterator())->Skip(std::numeric_limits<int64_t>::max() / 2), 10);
+  EXPECT_EQ(*(*Range(40).Shard(2, 1).Batch(8, true).MakeIterator())->Skip(std::numeric_limits<int64_t>::max() / 2), 2);
   EXPECT_FALSE(Range(3).Shard(0, 0).MakeIterator().ok());
   EXPECT_NE(Range(3).Shard(2, 2).MakeIterator().status().message().find("index must be in [0, 2), got 2"),
             std::string::npos);

@@ -1,0 +1,82 @@
+// allreduce_bench (issue 14): the bandwidth of the Trainer's bucketed gradient averaging (MpiCollective::AllReduceMean
+// over a model's worth of tensors, fused into --bucket_mb buckets, one MPI_Iallreduce each) against one plain blocking
+// MPI_Allreduce of the same bytes in one buffer. Bus bandwidth as NCCL reports it: 2 (n-1)/n x bytes / time.
+//
+//   mpirun --oversubscribe -np 2 build/bench/allreduce_bench [total_mb=100] [tensor_mb=4] [bucket_mb=25] [rounds=10]
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "train/distributed.h"
+
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using strata::Tensor;
+  const double total_mb = argc > 1 ? std::atof(argv[1]) : 100;
+  const double tensor_mb = argc > 2 ? std::atof(argv[2]) : 4;
+  const double bucket_mb = argc > 3 ? std::atof(argv[3]) : 25;
+  const int rounds = argc > 4 ? std::atoi(argv[4]) : 10;
+  strata::train::MpiOptions options;
+  options.bucket_bytes = static_cast<int64_t>(bucket_mb * (1 << 20));
+  options.timeout_s = 600;
+  auto c = strata::train::MpiCollective::Create(options);
+  if (!c.ok()) {
+    std::fprintf(stderr, "allreduce_bench: %s\n", c.status().message().c_str());
+    return 1;
+  }
+  const int n = (*c)->size();
+  const int64_t total = static_cast<int64_t>(total_mb * (1 << 20) / 4);
+  const int64_t per = std::max<int64_t>(1, static_cast<int64_t>(tensor_mb * (1 << 20) / 4));
+  std::vector<Tensor> tensors;
+  for (int64_t done = 0; done < total; done += per) {
+    tensors.push_back(Tensor::Zeros(strata::DType::kFloat32, strata::Shape({std::min(per, total - done)})));
+    std::fill_n(tensors.back().data<float>(), tensors.back().num_elements(), 1.0f + (*c)->rank());
+  }
+  std::vector<Tensor*> ptrs;
+  for (Tensor& t : tensors) ptrs.push_back(&t);
+  std::vector<float> plain(total, 1.0f + (*c)->rank());
+  std::vector<double> bucketed_s, plain_s;
+  for (int r = 0; r < rounds + 1; ++r) {  // round 0 warms up
+    MPI_Barrier(MPI_COMM_WORLD);
+    auto t0 = std::chrono::steady_clock::now();
+    if (auto s = (*c)->AllReduceMean(ptrs, "bench"); !s.ok()) {
+      std::fprintf(stderr, "allreduce_bench: %s\n", s.message().c_str());
+      return 1;
+    }
+    const double b = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = std::chrono::steady_clock::now();
+    MPI_Allreduce(MPI_IN_PLACE, plain.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    const double p = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r > 0) bucketed_s.push_back(b), plain_s.push_back(p);
+  }
+  // Every value must be the mean of 1..n (bucketed) and the sum (plain): a wrong reduction is not a fast one.
+  const float want = (n + 1) / 2.0f;
+  for (const Tensor& t : tensors)
+    if (t.data<float>()[0] != want || t.data<float>()[t.num_elements() - 1] != want) {
+      std::fprintf(stderr, "allreduce_bench: wrong mean %g, want %g\n", t.data<float>()[0], want);
+      return 1;
+    }
+  if ((*c)->rank() == 0) {
+    const double bytes = static_cast<double>(total) * 4, bus = 2.0 * (n - 1) / n * bytes / 1e9;
+    const double b = Median(bucketed_s), p = Median(plain_s);
+    std::printf("%d ranks, %.0f MB in %zu tensors of %.1f MB, buckets of %.0f MB, median of %d rounds\n", n,
+                bytes / (1 << 20), tensors.size(), tensor_mb, bucket_mb, rounds);
+    std::printf("bucketed AllReduceMean: %.1f ms, bus bandwidth %.2f GB/s\n", b * 1e3, bus / b);
+    std::printf("plain MPI_Allreduce:    %.1f ms, bus bandwidth %.2f GB/s\n", p * 1e3, bus / p);
+    std::printf("bucketed / plain bandwidth: %.2f\n", p / b);
+  }
+  return 0;
+}

@@ -1,0 +1,398 @@
+// MpiCollective: the Trainer's collectives over MPI, every wait bounded by a deadline (see distributed.h).
+#include "train/distributed.h"
+
+#include <mpi.h>
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "core/json.h"
+
+namespace strata::train {
+namespace {
+
+std::string MpiErrorText(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) return StrCat("MPI error ", code);
+  return std::string(text, len);
+}
+
+Status MpiStatus(int code, std::string_view call, std::string_view what) {
+  if (code == MPI_SUCCESS) return Status::OK();
+  return UnavailableError(call, " for ", what, " failed: ", MpiErrorText(code),
+                          " (a worker has probably exited; see the other workers' errors)");
+}
+
+// float sum as a non-commutative operation: MPI then combines the ranks' values in rank order, so a reduction gives
+// the same bits in every run (MPI_SUM may combine in any order).
+void OrderedFloatSum(void* in, void* inout, int* len, MPI_Datatype*) {
+  const float* a = static_cast<const float*>(in);
+  float* b = static_cast<float*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = a[i] + b[i];
+}
+
+MPI_Op OrderedSumOp() {
+  static MPI_Op op = [] {
+    MPI_Op o;
+    MPI_Op_create(&OrderedFloatSum, /*commute=*/0, &o);
+    return o;
+  }();
+  return op;
+}
+
+std::string Hostname() {
+  char name[256] = {0};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+int EnvInt(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? 0 : std::atoi(v);
+}
+
+// The state letter of a process in /proc/<pid>/stat (R, S, D, T, t, Z...); 'X' when there is no such process.
+char ProcessState(int64_t pid) {
+  if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return 'X';
+  FILE* f = std::fopen(StrCat("/proc/", pid, "/stat").c_str(), "r");
+  if (f == nullptr) return '?';
+  char buf[512] = {0};
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  const char* paren = std::strrchr(buf, ')');  // "pid (comm) S ..."; comm may hold spaces and parentheses
+  return paren != nullptr && paren + 2 < buf + n ? paren[2] : '?';
+}
+
+}  // namespace
+
+int LaunchedWorldSize() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS"})
+    if (int n = EnvInt(name); n > 0) return n;
+  return std::getenv("PMIX_RANK") != nullptr || std::getenv("PMI_RANK") != nullptr ? 1 : 0;
+}
+
+StatusOr<std::optional<TfConfigTask>> ParseTfConfig(std::string_view json) {
+  if (json.empty()) return std::optional<TfConfigTask>();
+  STRATA_ASSIGN_OR_RETURN(Json j, Json::Parse(json, "TF_CONFIG"));
+  const Json* cluster = j.is_object() ? j.Find("cluster") : nullptr;
+  const Json* task = j.is_object() ? j.Find("task") : nullptr;
+  if (cluster == nullptr || !cluster->is_object() || task == nullptr || !task->is_object())
+    return InvalidArgumentError("TF_CONFIG: expected {\"cluster\": {\"worker\": [...]}, \"task\": {\"type\": "
+                                "\"worker\", \"index\": i}}, got ", json);
+  auto count = [&](const char* type) -> StatusOr<int> {
+    const Json* list = cluster->Find(type);
+    if (list == nullptr) return 0;
+    if (!list->is_array()) return InvalidArgumentError("TF_CONFIG: cluster.", type, " must be a list of host:port");
+    return static_cast<int>(list->size());
+  };
+  STRATA_ASSIGN_OR_RETURN(int chiefs, count("chief"));
+  STRATA_ASSIGN_OR_RETURN(int workers, count("worker"));
+  for (const auto& [type, v] : cluster->as_object())
+    if (type != "chief" && type != "worker")
+      return InvalidArgumentError("TF_CONFIG: cluster.", type, ": multi_worker_mirrored has only chief and worker "
+                                  "tasks (no parameter servers or evaluators)");
+  if (chiefs > 1) return InvalidArgumentError("TF_CONFIG: cluster.chief lists ", chiefs, " tasks; at most one");
+  STRATA_ASSIGN_OR_RETURN(std::string type, task->GetString("type"));
+  STRATA_ASSIGN_OR_RETURN(int64_t index, task->GetInt("index"));
+  const int of_type = type == "chief" ? chiefs : type == "worker" ? workers : -1;
+  if (of_type < 0) return InvalidArgumentError("TF_CONFIG: task.type '", type, "' is not chief or worker");
+  if (index < 0 || index >= of_type)
+    return InvalidArgumentError("TF_CONFIG: task ", type, ":", index, " is outside cluster.", type, " (", of_type,
+                                " tasks)");
+  TfConfigTask t;
+  t.size = chiefs + workers;
+  t.rank = type == "chief" ? 0 : chiefs + static_cast<int>(index);
+  t.description = StrCat("task ", type, ":", index, " of a cluster of ", chiefs, " chief and ", workers, " workers");
+  return std::optional<TfConfigTask>(t);
+}
+
+StatusOr<std::shared_ptr<MpiCollective>> MpiCollective::Create(MpiOptions options) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+      return UnavailableError("MPI_Init_thread failed: start the workers with mpirun, srun or the MPI Operator");
+    std::atexit([] {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized) MPI_Finalize();
+    });
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  std::shared_ptr<MpiCollective> c(new MpiCollective());
+  c->options_ = options;
+  MPI_Comm_rank(MPI_COMM_WORLD, &c->rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &c->size_);
+  if (const char* tf = std::getenv("TF_CONFIG"); tf != nullptr) {
+    STRATA_ASSIGN_OR_RETURN(std::optional<TfConfigTask> task, ParseTfConfig(tf));
+    if (task && (task->rank != c->rank_ || task->size != c->size_))
+      return FailedPreconditionError("TF_CONFIG describes ", task->description, " (rank ", task->rank, " of ",
+                                     task->size, "), but MPI started this process as rank ", c->rank_, " of ",
+                                     c->size_, ": give every worker its own TF_CONFIG with task.index = its MPI rank "
+                                     "(or unset TF_CONFIG)");
+  }
+  // Who is who, for naming a worker that is gone: host and pid of every rank.
+  char mine[280] = {0};
+  std::snprintf(mine, sizeof(mine), "%s %lld", Hostname().c_str(), static_cast<long long>(getpid()));
+  std::vector<char> all(sizeof(mine) * c->size_);
+  MPI_Request req;
+  STRATA_RETURN_IF_ERROR(MpiStatus(MPI_Iallgather(mine, sizeof(mine), MPI_CHAR, all.data(), sizeof(mine), MPI_CHAR,
+                                                  MPI_COMM_WORLD, &req),
+                                   "MPI_Iallgather", "the worker table"));
+  STRATA_RETURN_IF_ERROR(c->WaitAll(&req, 1, "the worker table"));
+  for (int r = 0; r < c->size_; ++r) {
+    const std::string entry(&all[r * sizeof(mine)]);
+    const size_t sp = entry.rfind(' ');
+    c->peers_.push_back({entry.substr(0, sp), std::atoll(entry.c_str() + sp + 1)});
+  }
+  return c;
+}
+
+std::string MpiCollective::DescribeMissing() const {
+  const std::string host = Hostname();
+  std::vector<std::string> gone, remote;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    if (peers_.size() <= static_cast<size_t>(r) || peers_[r].host != host) {
+      remote.push_back(StrCat(r));
+    } else if (const char state = ProcessState(peers_[r].pid); state == 'X' || state == 'Z') {
+      gone.push_back(StrCat("rank ", r, " (pid ", peers_[r].pid, " on ", host, ") has exited"));
+    } else if (state == 'T' || state == 't') {
+      gone.push_back(StrCat("rank ", r, " (pid ", peers_[r].pid, " on ", host, ") is stopped (SIGSTOP or a debugger)"));
+    }
+  }
+  if (!gone.empty()) return StrJoin(gone, ", ");
+  if (!remote.empty())
+    return StrCat("no worker on this host (", host, ") has exited; one of ranks ", StrJoin(remote, ", "),
+                  " on other hosts has died or hangs");
+  return "every worker is still running: one of them hangs or is far slower (raise --collective_timeout_s if a "
+         "step legitimately takes that long)";
+}
+
+Status MpiCollective::WaitAll(void* requests, int n, std::string_view what) {
+  MPI_Request* reqs = static_cast<MPI_Request*>(requests);
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::duration<double>(options_.timeout_s);
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    const int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) return MpiStatus(rc, "MPI_Testall", what);
+    if (done) return Status::OK();
+    const auto now = std::chrono::steady_clock::now();
+    if (now > deadline)
+      return DeadlineExceededError(what, " did not complete within ", options_.timeout_s,
+                                   " s (--collective_timeout_s): ", DescribeMissing());
+    // Spin briefly (latency), then yield the core (workers may share cores) and sleep a little.
+    if (polls < 200) continue;
+    if (polls < 2000) {
+      sched_yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+}
+
+Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::string_view what) {
+  if (size_ == 1) return Status::OK();
+  const int64_t bucket_floats = std::max<int64_t>(1, options_.bucket_bytes / 4);
+  // Buckets: consecutive small tensors fused up to bucket_floats (one message instead of many); a tensor of at least
+  // kAloneFloats is a bucket of its own, reduced where it lies (packing it would only add two copies).
+  constexpr int64_t kAloneFloats = 256 << 10;  // 1 MiB
+  auto alone = [&](size_t i) { return tensors[i]->num_elements() >= std::min(kAloneFloats, bucket_floats); };
+  std::vector<std::pair<size_t, size_t>> buckets;  // [first, last) tensor indices
+  for (size_t i = 0; i < tensors.size();) {
+    size_t j = i;
+    int64_t n = 0;
+    while (j < tensors.size() && (j == i || (!alone(j) && n + tensors[j]->num_elements() <= bucket_floats))) {
+      if (tensors[j]->dtype() != DType::kFloat32)
+        return InvalidArgumentError(what, ": tensor ", j, " is ", tensors[j]->TypeString(),
+                                    "; only float32 is reduced");
+      n += tensors[j]->num_elements();
+      ++j;
+      if (alone(j - 1)) break;
+    }
+    if (n > INT_MAX)
+      return InvalidArgumentError(what, ": tensor ", i, " has ", n, " elements, more than MPI's int count");
+    buckets.emplace_back(i, j);
+    i = j;
+  }
+  if (buffers_.size() < buckets.size()) buffers_.resize(buckets.size());
+  std::vector<MPI_Request> reqs(buckets.size(), MPI_REQUEST_NULL);
+  std::vector<MPI_Request> bcasts;
+  std::vector<float*> data(buckets.size());  // each bucket's contiguous floats
+  std::vector<int> counts(buckets.size());
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    size_t n = 0;
+    for (size_t i = buckets[b].first; i < buckets[b].second; ++i) n += tensors[i]->num_elements();
+    counts[b] = static_cast<int>(n);
+    if (buckets[b].second - buckets[b].first == 1) {
+      data[b] = tensors[buckets[b].first]->data<float>();  // a bucket of one tensor is reduced where it is
+    } else {
+      std::vector<float>& buf = buffers_[b];
+      buf.resize(n);
+      size_t off = 0;
+      for (size_t i = buckets[b].first; i < buckets[b].second; ++i) {
+        std::memcpy(buf.data() + off, tensors[i]->data<float>(), tensors[i]->byte_size());
+        off += tensors[i]->num_elements();
+      }
+      data[b] = buf.data();
+    }
+    // Started as soon as it is packed; the next bucket is packed while it travels.
+    const int rc = options_.deterministic
+                       ? MPI_Ireduce(rank_ == 0 ? MPI_IN_PLACE : data[b], data[b], counts[b], MPI_FLOAT,
+                                     OrderedSumOp(), 0, MPI_COMM_WORLD, &reqs[b])
+                       : MPI_Iallreduce(MPI_IN_PLACE, data[b], counts[b], MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                                        &reqs[b]);
+    STRATA_RETURN_IF_ERROR(MpiStatus(rc, options_.deterministic ? "MPI_Ireduce" : "MPI_Iallreduce", what));
+    int ignored = 0;
+    MPI_Testall(static_cast<int>(b + 1), reqs.data(), &ignored, MPI_STATUSES_IGNORE);  // progress
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  STRATA_RETURN_IF_ERROR(WaitAll(reqs.data(), static_cast<int>(reqs.size()), what));
+  if (options_.deterministic) {  // rank 0 holds the sums: every rank takes its bits
+    for (size_t b = 0; b < buckets.size(); ++b)
+      STRATA_RETURN_IF_ERROR(
+          MpiStatus(MPI_Ibcast(data[b], counts[b], MPI_FLOAT, 0, MPI_COMM_WORLD, &reqs[b]), "MPI_Ibcast", what));
+    STRATA_RETURN_IF_ERROR(WaitAll(reqs.data(), static_cast<int>(reqs.size()), what));
+  }
+  last_wait_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const float scale = 1.0f / static_cast<float>(size_);
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    const float* p = data[b];
+    for (size_t i = buckets[b].first; i < buckets[b].second; ++i) {
+      float* q = tensors[i]->data<float>();
+      const int64_t n = tensors[i]->num_elements();
+      for (int64_t k = 0; k < n; ++k) q[k] = p[k] * scale;  // in place for a bucket of one tensor
+      p += n;
+    }
+  }
+  return Status::OK();
+}
+
+Status MpiCollective::Broadcast(const std::vector<Tensor*>& tensors, int root, std::string_view what) {
+  if (size_ == 1) return Status::OK();
+  std::vector<MPI_Request> reqs;
+  for (Tensor* t : tensors) {
+    if (t->dtype() == DType::kString) return InvalidArgumentError(what, ": string tensors are not broadcast");
+    if (t->byte_size() > static_cast<size_t>(INT_MAX))
+      return InvalidArgumentError(what, ": a tensor of ", t->byte_size(), " bytes is more than MPI's int count");
+    if (rank_ != root) *t = Tensor::Empty(t->dtype(), t->shape());  // never write into storage others share
+    reqs.emplace_back();
+    STRATA_RETURN_IF_ERROR(MpiStatus(MPI_Ibcast(t->raw_data(), static_cast<int>(t->byte_size()), MPI_BYTE, root,
+                                                MPI_COMM_WORLD, &reqs.back()),
+                                     "MPI_Ibcast", what));
+  }
+  return WaitAll(reqs.data(), static_cast<int>(reqs.size()), what);
+}
+
+Status MpiCollective::AllReduceMean(std::vector<double>* values, std::string_view what) {
+  if (size_ == 1 || values->empty()) return Status::OK();
+  MPI_Request req;
+  const MPI_Op op = MPI_SUM;
+  if (options_.deterministic) {  // in rank order on rank 0, then its bits everywhere
+    std::vector<double> sums(values->size());
+    std::vector<double> gathered(values->size() * size_);
+    STRATA_RETURN_IF_ERROR(MpiStatus(MPI_Iallgather(values->data(), static_cast<int>(values->size()), MPI_DOUBLE,
+                                                    gathered.data(), static_cast<int>(values->size()), MPI_DOUBLE,
+                                                    MPI_COMM_WORLD, &req),
+                                     "MPI_Iallgather", what));
+    STRATA_RETURN_IF_ERROR(WaitAll(&req, 1, what));
+    for (size_t i = 0; i < values->size(); ++i) {
+      double s = 0;
+      for (int r = 0; r < size_; ++r) s += gathered[r * values->size() + i];
+      (*values)[i] = s / size_;
+    }
+    return Status::OK();
+  }
+  STRATA_RETURN_IF_ERROR(MpiStatus(MPI_Iallreduce(MPI_IN_PLACE, values->data(), static_cast<int>(values->size()),
+                                                  MPI_DOUBLE, op, MPI_COMM_WORLD, &req),
+                                   "MPI_Iallreduce", what));
+  STRATA_RETURN_IF_ERROR(WaitAll(&req, 1, what));
+  for (double& v : *values) v /= size_;
+  return Status::OK();
+}
+
+Status MpiCollective::AllReduceMin(int64_t* value, std::string_view what) {
+  if (size_ == 1) return Status::OK();
+  MPI_Request req;
+  STRATA_RETURN_IF_ERROR(MpiStatus(MPI_Iallreduce(MPI_IN_PLACE, value, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD, &req),
+                                   "MPI_Iallreduce", what));
+  return WaitAll(&req, 1, what);
+}
+
+Status MpiCollective::Barrier(std::string_view what) {
+  if (size_ == 1) return Status::OK();
+  MPI_Request req;
+  STRATA_RETURN_IF_ERROR(MpiStatus(MPI_Ibarrier(MPI_COMM_WORLD, &req), "MPI_Ibarrier", what));
+  return WaitAll(&req, 1, what);
+}
+
+Status MpiCollective::CheckSame(const std::string& value, std::string_view what) {
+  // 64-bit FNV-1a digests, gathered everywhere: every rank reaches the same verdict.
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char ch : value) h = (h ^ ch) * 1099511628211ULL;
+  std::vector<uint64_t> all(size_);
+  MPI_Request req;
+  STRATA_RETURN_IF_ERROR(MpiStatus(MPI_Iallgather(&h, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD,
+                                                  &req),
+                                   "MPI_Iallgather", what));
+  STRATA_RETURN_IF_ERROR(WaitAll(&req, 1, what));
+  std::vector<std::string> differ;
+  for (int r = 1; r < size_; ++r)
+    if (all[r] != all[0]) differ.push_back(StrCat(r));
+  if (differ.empty()) return Status::OK();
+  return FailedPreconditionError(what, " of rank", differ.size() > 1 ? "s " : " ", StrJoin(differ, ", "),
+                                 " differ", differ.size() > 1 ? "" : "s", " from rank 0's",
+                                 rank_ == 0 ? "" : StrCat(" (this is rank ", rank_, ": ", value, ")"),
+                                 "; every worker must run the same model on the same data version with the same flags");
+}
+
+void MpiCollective::Abort(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // Give the launcher a moment to forward this error (and the other workers' own) before it kills every worker.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  // MPI_Abort asks the launcher to end every worker; should it hang with a broken peer, exit anyway.
+  std::thread([code] {
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    std::_Exit(code);
+  }).detach();
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+Status BroadcastTrainingState(Collective& c, TrainingState* state) {
+  if (c.size() == 1) return Status::OK();
+  Tensor counters = Tensor::Empty(DType::kInt64, Shape({4}));
+  Tensor lr = Tensor::Empty(DType::kFloat64, Shape({1}));
+  int64_t* k = counters.data<int64_t>();
+  k[0] = state->iterations;
+  k[1] = state->epoch;
+  k[2] = state->batch;
+  k[3] = state->learning_rate_override.has_value();
+  lr.data<double>()[0] = state->learning_rate_override.value_or(0.0);
+  std::vector<Tensor*> all = {&counters, &lr};
+  for (auto& [name, t] : state->weights) all.push_back(&t);
+  for (auto& [name, t] : state->slots) all.push_back(&t);
+  STRATA_RETURN_IF_ERROR(c.Broadcast(all, 0, "the training state"));
+  k = counters.data<int64_t>();  // Broadcast may have replaced the storage
+  state->iterations = k[0];
+  state->epoch = static_cast<int>(k[1]);
+  state->batch = k[2];
+  state->learning_rate_override.reset();
+  if (k[3]) state->learning_rate_override = lr.data<double>()[0];
+  return Status::OK();
+}
+
+}  // namespace strata::train

@@ -1,0 +1,91 @@
+// Multi-worker data parallelism over MPI (docs/training.md "Multi-worker training"): the Collective a Trainer uses
+// when `strata train --distribution_strategy multi_worker_mirrored` runs under mpirun, srun or the MPI Operator.
+// distributed.cc is the only file that includes mpi.h.
+//
+// Every wait is bounded: collectives are non-blocking calls polled against a deadline (timeout_s), so a worker that
+// died or hangs makes the others fail with DEADLINE_EXCEEDED naming it (by its pid, for workers on this host) instead
+// of waiting forever; MPI errors are returned (MPI_ERRORS_RETURN), never fatal inside MPI.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/train.h"
+
+namespace strata::train {
+
+struct MpiOptions {
+  // Gradients are fused into buckets of at most this many bytes (in the order given, reverse layer order), each
+  // reduced by its own non-blocking allreduce started as soon as it is packed.
+  int64_t bucket_bytes = 25 << 20;
+  // The longest any collective may wait for the other workers.
+  double timeout_s = 60;
+  // Fixed-order reduction (rank 0 + rank 1 + ... on rank 0, then broadcast): bitwise-identical results on every
+  // rank and in every run. Otherwise MPI_Iallreduce(MPI_SUM), whose order is MPI's choice.
+  bool deterministic = false;
+};
+
+// TF_CONFIG ({"cluster": {"chief": [..], "worker": [...]}, "task": {"type": "worker", "index": i}}): this task's
+// rank (the chief first, then the workers in order) and the world size. nullopt when `json` is empty.
+struct TfConfigTask {
+  int rank = 0;
+  int size = 0;
+  std::string description;  // "task worker:1 of cluster {chief: 1, worker: 3}"
+};
+StatusOr<std::optional<TfConfigTask>> ParseTfConfig(std::string_view json);
+
+// Whether an MPI launcher started this process, and the world size it announced (environment of Open MPI, PMIx,
+// PMI/Slurm), without initializing MPI. 0 when not launched by one.
+int LaunchedWorldSize();
+
+class MpiCollective final : public Collective {
+ public:
+  // Initializes MPI (once per process; MPI_Finalize runs at exit) and checks TF_CONFIG, when set, against MPI's
+  // rank and size.
+  static StatusOr<std::shared_ptr<MpiCollective>> Create(MpiOptions options = {});
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Status AllReduceMean(const std::vector<Tensor*>& tensors, std::string_view what) override;
+  Status Broadcast(const std::vector<Tensor*>& tensors, int root, std::string_view what) override;
+  Status AllReduceMean(std::vector<double>* values, std::string_view what) override;
+  // Replaces `value` by its minimum over the workers.
+  Status AllReduceMin(int64_t* value, std::string_view what);
+  // FailedPrecondition naming every rank whose `value` differs from rank 0's (`what` says what the value is).
+  Status CheckSame(const std::string& value, std::string_view what);
+  Status Barrier(std::string_view what);
+  const MpiOptions& options() const { return options_; }
+  void set_deterministic(bool d) { options_.deterministic = d; }
+  // Seconds spent in the last AllReduceMean of tensors waiting for communication after the last bucket was packed.
+  double last_wait_seconds() const { return last_wait_s_; }
+  // Ends the whole job now (MPI_Abort), after an error has been reported; never returns.
+  [[noreturn]] static void Abort(int code);
+
+ private:
+  MpiCollective() = default;
+  struct Peer {
+    std::string host;
+    int64_t pid = 0;
+  };
+  // Polls `requests` until they complete, the deadline passes (DeadlineExceeded naming the workers known to be gone)
+  // or MPI reports an error.
+  // `requests` points to `n` MPI_Requests (mpi.h stays out of this header).
+  Status WaitAll(void* requests, int n, std::string_view what);
+  std::string DescribeMissing() const;
+  MpiOptions options_;
+  int rank_ = 0;
+  int size_ = 1;
+  std::vector<Peer> peers_;
+  double last_wait_s_ = 0;
+  std::vector<std::vector<float>> buffers_;  // the bucket buffers, reused from step to step
+};
+
+// Replaces the state (weights, slots, counters, learning-rate override, position) of every worker by rank 0's: every
+// worker resumes from the checkpoint rank 0 read.
+Status BroadcastTrainingState(Collective& c, TrainingState* state);
+
+}  // namespace strata::train
