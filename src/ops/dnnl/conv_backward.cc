@@ -142,6 +142,17 @@ constexpr auto kBf16 = dnnl::memory::data_type::bf16;
 // A format-any descriptor of `m`'s dims in `t` (`m` itself when `t` is float32 and `retype` is false).
 Md Typed(const Md& m, dnnl::memory::data_type t, bool retype) { return retype ? AnyMd(m.dims(), t) : m; }
 
+// oneDNN 2.6's bfloat16 backward weights for kernels larger than 1x1 (`jit_bf16:avx512_core_bf16`, no brgemm
+// version) measured slower than float32 (direct or Winograd) where the output is at most 14x14: ResNet-50 at 224,
+// batch 8, 2 threads, bf16 / fp32 time 3.4x (256 channels, 14x14), 1.5x (256, stride 2 to 14x14), 1.6x (512,
+// stride 2 to 7x7), 1.8x (512, 7x7), against 0.63x (128, 28x28) and 0.3-0.5x for every 1x1 layer. Those stay float32.
+bool Bf16BackwardWeightsPays(const ConvShapes& s) {
+  int64_t kernel = 1, out = 1;
+  for (int i = 2; i < s.w.rank(); ++i) kernel *= s.w[i];
+  for (int i = 2; i < s.y.rank(); ++i) out *= s.y[i];
+  return kernel == 1 || out > 14 * 14;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& init, bool nhwc) {
@@ -179,7 +190,10 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& 
   STRATA_RETURN_IF_ERROR(RequireFloat32(init, {2}));
   STRATA_ASSIGN_OR_RETURN(ConvShapes s, Shapes(init, /*data=*/false, nhwc));
   const bool bias = init.node.has_output(1);
-  return WithBf16(init, [&](bool bf16) {
+  return WithBf16(init, [&](bool bf16) -> StatusOr<std::unique_ptr<Kernel>> {
+    if (bf16 && !Bf16BackwardWeightsPays(s))
+      return Decline("oneDNN's bfloat16 backward weights for this shape (kernel > 1x1, output <= 14x14) measured "
+                     "slower than float32");
     return BuildKernel(
       init, "ConvBackwardFilter",
       [&](PrimitiveKernel& k) -> Status {
