@@ -11,7 +11,8 @@
 // bfloat16 (UseBf16: a mixed_bfloat16 dtype policy's node attribute, or SessionOptions::precision bf16, on a CPU with
 // native bfloat16 kernels): backward data reads dY and W in bfloat16 and writes float32 dX; backward weights reads
 // dY and X in bfloat16 and writes float32 dW and dB; both accumulate in float32. The kernel is then named
-// "dnnl-bf16" (no Winograd); a convolution oneDNN has no optimised bfloat16 implementation for runs in float32.
+// "dnnl-bf16" (no Winograd); a convolution oneDNN has no optimised bfloat16 implementation for runs in float32, and so
+// does a backward weights whose bfloat16 kernel measured slower (Bf16BackwardWeightsPays).
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/grad_kernels.h"
 #include "ops/dnnl/window.h"
