@@ -47,6 +47,22 @@ struct TensorSpec {
   std::string ToString() const;
 };
 
+// ---- dtype policies (Keras mixed precision; docs/training.md "Mixed precision") ----
+
+// The arithmetic of a layer's convolutions and matrix products while training (and evaluating) with the Trainer.
+// Under a mixed policy, weights, optimizer slots and every tensor between ops stay float32; the Conv, ConvTranspose,
+// MatMul and Gemm ops a layer emits (forward, and their gradients: backward data and backward weights) round their
+// inputs to the low dtype and accumulate in float32; normalisation, softmax, losses and reductions compute in float32.
+enum class DTypePolicy {
+  kFloat32,        // "float32"
+  kMixedBFloat16,  // "mixed_bfloat16": oneDNN bfloat16 kernels (avx512_bf16), float32 accumulation and output
+  kMixedFloat16,   // "mixed_float16": inputs rounded to float16 (overflow -> inf), float32 arithmetic
+};
+std::string_view DTypePolicyName(DTypePolicy p);  // "float32", "mixed_bfloat16", "mixed_float16"
+// Parses a Keras policy name ("float32", "mixed_bfloat16", "mixed_float16") or the CLI's short forms ("none",
+// "bf16", "fp16"); InvalidArgument naming `where` and the accepted names otherwise.
+StatusOr<DTypePolicy> ParseDTypePolicy(std::string_view text, std::string_view where = "dtype policy");
+
 // ---- initializers (specs/tf-formats.md §6.1) ----
 
 struct Initializer {
@@ -158,6 +174,11 @@ class Layer {
   void set_name(std::string n) { name_ = std::move(n); }
   bool trainable() const { return trainable_; }
   void set_trainable(bool t) { trainable_ = t; }
+  // Keras's per-layer dtype policy: this layer computes under `p` whatever the trainer's global policy
+  // (TrainerOptions::mixed_precision) is; unset = the global policy. E.g. keep a sensitive layer in float32 under
+  // mixed_bfloat16.
+  const std::optional<DTypePolicy>& dtype_policy() const { return dtype_policy_; }
+  void set_dtype_policy(std::optional<DTypePolicy> p) { dtype_policy_ = p; }
   virtual int num_outputs() const { return 1; }
 
   // Declares the weights from the logical input specs (Keras build()). Called once, before the first Call.
@@ -177,6 +198,7 @@ class Layer {
   std::string type_;
   std::string name_;
   bool trainable_ = true;
+  std::optional<DTypePolicy> dtype_policy_;
   bool built_ = false;
   std::vector<WeightSpec> weights_;
 };

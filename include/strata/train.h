@@ -94,6 +94,25 @@ class Collective {
   // Replaces every value by its mean over the workers.
   virtual Status AllReduceMean(std::vector<double>* values, std::string_view what) = 0;
 };
+// Dynamic loss scaling, Keras's LossScaleOptimizer (docs/training.md "Mixed precision"): the loss is multiplied by
+// the scale before the backward pass and every gradient divided by it before the update (exact: the scale is a power
+// of two). A step whose gradients hold an infinity or a NaN is skipped (weights, slots and `iterations` unchanged;
+// batch-norm moving statistics, which the forward pass updates, still advance, as in Keras) and halves the scale;
+// `growth_steps` finite steps in a row double it. The scale and the finite-step counter are optimizer slots
+// ("optimizer/loss_scale/dynamic_scale" float32, "optimizer/loss_scale/step_counter" int64), so checkpoints keep them.
+struct LossScaleOptions {
+  enum class Mode {
+    kAuto,     // dynamic under mixed_float16, off otherwise (Keras: Model.compile wraps the optimizer then)
+    kDynamic,  // always
+    kOff,      // never
+  };
+  Mode mode = Mode::kAuto;
+  double initial_scale = 32768.0;  // 2^15, Keras's default; must be a power of two
+  int64_t growth_steps = 2000;     // Keras's dynamic_growth_steps
+};
+// "auto", "dynamic", "off"; Parse also takes "none" for off.
+std::string_view LossScaleModeName(LossScaleOptions::Mode m);
+StatusOr<LossScaleOptions::Mode> ParseLossScaleMode(std::string_view text, std::string_view where = "loss_scale");
 
 struct TrainerOptions {
   uint64_t seed = 0;            // weights (when the model is not built yet) and dropout masks
@@ -103,6 +122,11 @@ struct TrainerOptions {
   bool optimize = true;         // graph passes (fusion) on the training graph
   graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;  // Winograd where it pays, or direct only
   bool check_numerics = false;  // name the first op of a step that produces NaN or infinity (SessionOptions)
+  // The global dtype policy (Keras's mixed_precision.set_global_policy); a layer's own dtype_policy() overrides it.
+  // Applies to the training, evaluation and prediction graphs. mixed_bfloat16 needs avx512_bf16 (else float32 runs,
+  // with a warning).
+  nn::DTypePolicy mixed_precision = nn::DTypePolicy::kFloat32;
+  LossScaleOptions loss_scale;
   // The version of the training data (data::Manifest::hash), recorded in checkpoints; SetState refuses a state
   // recorded with another non-empty hash. "" = not recorded.
   std::string dataset_hash;
@@ -175,6 +199,11 @@ class Trainer {
   const optim::Optimizer& optimizer() const { return *optimizer_; }
   int64_t iterations() const { return state_.iterations; }
   const std::string& run_id() const { return state_.run_id; }
+  // Dynamic loss scaling (LossScaleOptions): whether it is on, the current scale (1 when off), and the steps skipped
+  // so far by this trainer for non-finite gradients.
+  bool loss_scaling() const;
+  double loss_scale() const;
+  int64_t skipped_steps() const { return skipped_steps_; }
   // The learning rate of the next step: the schedule at `iterations`, or the override.
   double learning_rate() const;
   // Overrides the schedule with a constant from now on (ReduceLROnPlateau, LearningRateScheduler).
@@ -216,6 +245,7 @@ class Trainer {
   std::optional<std::pair<int, int64_t>> resume_;
   int fit_epochs_ = 0;
   int64_t fit_steps_ = -1;
+  int64_t skipped_steps_ = 0;
 };
 
 // ---- checkpoints (docs/training.md "Checkpoints") ----

@@ -204,6 +204,8 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
   to.intra_op_threads = f.intra_op_threads;
   to.conv_algorithm = f.conv_algorithm;
   to.check_numerics = f.check_numerics;
+  STRATA_ASSIGN_OR_RETURN(to.mixed_precision, nn::ParseDTypePolicy(f.mixed_precision, "--mixed_precision"));
+  STRATA_ASSIGN_OR_RETURN(to.loss_scale.mode, train::ParseLossScaleMode(f.loss_scale, "--loss_scale"));
   to.memory_limit_bytes = static_cast<size_t>(f.memory_limit_mb) << 20;
   to.dataset_hash = dataset_hash;
   to.collective = workers;

@@ -1,4 +1,5 @@
-// `strata train-bench --model_name mlp|cnn_small|resnet18 --batch_size 64 [--input_shape H W C]`: training
+// `strata train-bench --model_name mlp|cnn_small|resnet18|resnet50 --batch_size 64 [--input_shape H W C]
+// [--mixed_precision bf16]`: training
 // throughput measured like the PyTorch
 // peer's bench_train.py (../shared/peers/torch): SGD(lr 0.01, momentum 0.9) + cross-entropy on one fixed random
 // batch (uniform [0,1) inputs, random labels), 3 warm-up steps, then >= 10 timed steps (about 5 s); images/s =
@@ -29,6 +30,8 @@ struct BenchArgs {
   std::vector<int64_t> input_shape = {28, 28, 1};
   int64_t num_classes = 10;
   graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;
+  std::string mixed_precision = "none";
+  std::string loss_scale = "auto";
 };
 
 // Busy jiffies of the whole machine and of this process.
@@ -69,6 +72,8 @@ Status RunBench(const BenchArgs& a) {
   train::TrainerOptions to;
   to.intra_op_threads = a.threads;
   to.conv_algorithm = a.conv_algorithm;
+  STRATA_ASSIGN_OR_RETURN(to.mixed_precision, nn::ParseDTypePolicy(a.mixed_precision, "--mixed_precision"));
+  STRATA_ASSIGN_OR_RETURN(to.loss_scale.mode, train::ParseLossScaleMode(a.loss_scale, "--loss_scale"));
   STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));
   Rng rng(1234);
   Tensor x = Tensor::Empty(DType::kFloat32, Shape{a.batch_size, a.input_shape[0], a.input_shape[1], a.input_shape[2]});
@@ -103,10 +108,10 @@ Status RunBench(const BenchArgs& a) {
   const double med = times[times.size() / 2];
   const graph::RunStats rs = trainer->train_stats();
   std::printf(
-      "{\"model\": \"%s\", \"batch\": %lld, \"threads\": %d, \"steps\": %d, \"first_step_s\": %.3f, "
+      "{\"model\": \"%s\", \"mixed_precision\": \"%s\", \"batch\": %lld, \"threads\": %d, \"steps\": %d, \"first_step_s\": %.3f, "
       "\"median_step_ms\": %.3f, \"min_step_ms\": %.3f, \"images_per_s\": %.1f, \"images_per_s_best\": %.1f, "
       "\"foreign_pct\": %.0f, \"plan_compilations\": %lld, \"params\": %lld}\n",
-      a.model_name.c_str(), (long long)a.batch_size, a.threads, steps, first, med * 1e3, times[0] * 1e3,
+      a.model_name.c_str(), std::string(nn::DTypePolicyName(to.mixed_precision)).c_str(), (long long)a.batch_size, a.threads, steps, first, med * 1e3, times[0] * 1e3,
       double(a.batch_size) / med, double(a.batch_size) / times[0], 100 * foreign, (long long)rs.plan_cache_misses,
       (long long)model->CountParams());
   return Status::OK();
@@ -117,7 +122,7 @@ Status RunBench(const BenchArgs& a) {
 void AddTrainBenchCommand(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("train-bench", "Training images/s on a fixed random batch (like the PyTorch peer)");
-  cmd->add_option("--model_name", args->model_name, "Zoo model: mlp, cnn_small, cnn_small_same, resnet18");
+  cmd->add_option("--model_name", args->model_name, "Zoo model: mlp, cnn_small, cnn_small_same, resnet18, resnet50");
   cmd->add_option("--input_shape", args->input_shape, "H W C of one example (default 28 28 1)")->expected(3);
   cmd->add_option("--num_classes", args->num_classes, "Number of classes (default 10)");
   cmd->add_option("--batch_size", args->batch_size, "Batch size");
@@ -125,6 +130,8 @@ void AddTrainBenchCommand(CLI::App& app) {
   cmd->add_option("--optimizer", args->optimizer, "sgd (momentum 0.9, as the peer), adam, ...");
   cmd->add_option("--min_seconds", args->min_seconds, "Time the timed steps should take");
   AddConvAlgorithmOption(cmd, &args->conv_algorithm);
+  cmd->add_option("--mixed_precision", args->mixed_precision, "none, bf16 or fp16 (as strata train)");
+  cmd->add_option("--loss_scale", args->loss_scale, "auto, dynamic or off (as strata train)");
   cmd->callback([args] {
     Status s = RunBench(*args);
     if (!s.ok()) ReportError(s);

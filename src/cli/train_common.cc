@@ -83,7 +83,12 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option(FlagNames("--collective_timeout_s"), f->collective_timeout_s,
                   "multi_worker_mirrored: the longest a worker waits for the others before failing, naming the "
                   "worker that is gone");
-  cmd->add_option(FlagNames("--mixed_precision"), f->mixed_precision, "none (float32); bf16 and fp16 are not built yet");
+  cmd->add_option(FlagNames("--mixed_precision"), f->mixed_precision,
+                  "none (float32), bf16 (Keras mixed_bfloat16: convolutions and matmuls in oneDNN bfloat16) or fp16 "
+                  "(mixed_float16: their operands rounded to float16, with dynamic loss scaling)");
+  cmd->add_option(FlagNames("--loss_scale"), f->loss_scale,
+                  "Dynamic loss scaling (Keras LossScaleOptimizer: 2^15, x2 after 2000 finite steps, /2 and skip on "
+                  "inf/NaN): auto (on under fp16), dynamic or off");
   cmd->add_flag(FlagNames("--terminate_on_nan"), f->terminate_on_nan,
                 "Stop at the first step whose loss is NaN or infinite, naming it (default true; =false to train on)");
   cmd->add_flag(FlagNames("--check_numerics"), f->check_numerics,
@@ -126,12 +131,8 @@ Status CheckTrainPyFlags(const TrainFlags& f) {
   if (f.allreduce_bucket_mb <= 0 || f.collective_timeout_s <= 0)
     return InvalidArgumentError("--allreduce_bucket_mb (", f.allreduce_bucket_mb, ") and --collective_timeout_s (",
                                 f.collective_timeout_s, ") must be > 0");
-  const std::string& m = f.mixed_precision;
-  if (m == "bf16" || m == "fp16" || m == "mixed_bfloat16" || m == "mixed_float16")
-    return UnimplementedError("--mixed_precision ", m, ": mixed-precision training is not built yet; train in "
-                              "float32 (--mixed_precision none)");
-  if (m != "none" && m != "float32" && m != "fp32")
-    return InvalidArgumentError("--mixed_precision '", m, "' is not known: give none (float32), bf16 or fp16");
+  STRATA_RETURN_IF_ERROR(nn::ParseDTypePolicy(f.mixed_precision, "--mixed_precision").status());
+  STRATA_RETURN_IF_ERROR(train::ParseLossScaleMode(f.loss_scale, "--loss_scale").status());
   return Status::OK();
 }
 
@@ -184,6 +185,7 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     else if (key == "distributed_strategy" || key == "distribution_strategy")
       STRATA_RETURN_IF_ERROR(str(&f->distribution_strategy));
     else if (key == "mixed_precision") STRATA_RETURN_IF_ERROR(str(&f->mixed_precision));
+    else if (key == "loss_scale") STRATA_RETURN_IF_ERROR(str(&f->loss_scale));
     else if (key == "num_gpus") STRATA_RETURN_IF_ERROR(num(&f->num_gpus));
     else if (key == "update_freq") STRATA_RETURN_IF_ERROR(str(&f->update_freq));
     else if (key == "histogram_freq") STRATA_RETURN_IF_ERROR(num(&f->histogram_freq));

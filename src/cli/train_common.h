@@ -54,7 +54,8 @@ struct TrainFlags {
   // The rest of a production train.py's flags. What strata does not do yet is refused, never ignored.
   int num_gpus = 0;                   // strata trains on CPUs: only 0
   std::string distribution_strategy;  // "", default, one_device, mirrored (one process); multi_worker_mirrored (MPI)
-  std::string mixed_precision = "none";  // none / float32; bf16 and fp16 are not built yet
+  std::string mixed_precision = "none";  // none (float32), bf16 (mixed_bfloat16), fp16 (mixed_float16)
+  std::string loss_scale = "auto";       // auto (dynamic under fp16), dynamic, off
   bool enable_xla = false;            // accepted: strata always compiles the step into one optimised plan
   bool terminate_on_nan = true;       // stop at the first step whose loss is NaN or infinite (TerminateOnNaN)
   bool check_numerics = false;        // name the first op of a step that produces NaN or infinity

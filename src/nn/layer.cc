@@ -102,6 +102,22 @@ Tensor Initializer::Make(const Shape& shape, Rng& rng) const {
 
 // ---- layers ----
 
+std::string_view DTypePolicyName(DTypePolicy p) {
+  switch (p) {
+    case DTypePolicy::kMixedBFloat16: return "mixed_bfloat16";
+    case DTypePolicy::kMixedFloat16: return "mixed_float16";
+    default: return "float32";
+  }
+}
+
+StatusOr<DTypePolicy> ParseDTypePolicy(std::string_view text, std::string_view where) {
+  if (text == "float32" || text == "none" || text == "fp32") return DTypePolicy::kFloat32;
+  if (text == "mixed_bfloat16" || text == "bf16" || text == "bfloat16") return DTypePolicy::kMixedBFloat16;
+  if (text == "mixed_float16" || text == "fp16" || text == "float16") return DTypePolicy::kMixedFloat16;
+  return InvalidArgumentError(where, " expects float32 (none), mixed_bfloat16 (bf16) or mixed_float16 (fp16), got '",
+                              text, "'");
+}
+
 void Layer::AddWeight(std::string local, std::vector<int64_t> shape, Initializer init, bool trainable) {
   WeightSpec w;
   w.name = StrCat(name_, "/", local);

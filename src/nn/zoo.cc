@@ -5,7 +5,7 @@
 namespace strata::nn {
 
 std::vector<std::string> ZooModelNames() {
-  std::vector<std::string> names{"mlp", "cnn_small", "cnn_small_same", "resnet18"};
+  std::vector<std::string> names{"mlp", "cnn_small", "cnn_small_same", "resnet18", "resnet50"};
   for (std::string& n : ApplicationNames()) names.push_back(std::move(n));
   return names;
 }
@@ -29,6 +29,24 @@ KerasTensor BasicBlock(const KerasTensor& in, int64_t filters, int64_t stride) {
   if (stride != 1) {
     shortcut = Conv2D(filters, 1, {.strides = {stride, stride}, .use_bias = false})(in);
     shortcut = BatchNormalization({.momentum = 0.9, .epsilon = 1e-5})(shortcut);
+  }
+  return Activation("relu")(Add()(std::vector<KerasTensor>{x, shortcut}));
+}
+
+// ResNet-50's bottleneck block (torchvision's resnet50, v1.5: the stride on the 3x3): 1x1 -> 3x3 -> 1x1 (4x the
+// filters) convolutions with batch norm; the shortcut a 1x1 projection where the shape changes.
+KerasTensor Bottleneck(const KerasTensor& in, int64_t filters, int64_t stride, bool project) {
+  const BatchNormOptions bn{.momentum = 0.9, .epsilon = 1e-5};
+  KerasTensor x = Conv2D(filters, 1, {.use_bias = false})(in);
+  x = Activation("relu")(BatchNormalization(bn)(x));
+  x = Conv2D(filters, 3, {.strides = {stride, stride}, .padding = "same", .use_bias = false})(x);
+  x = Activation("relu")(BatchNormalization(bn)(x));
+  x = Conv2D(4 * filters, 1, {.use_bias = false})(x);
+  x = BatchNormalization(bn)(x);
+  KerasTensor shortcut = in;
+  if (project) {
+    shortcut = Conv2D(4 * filters, 1, {.strides = {stride, stride}, .use_bias = false})(in);
+    shortcut = BatchNormalization(bn)(shortcut);
   }
   return Activation("relu")(Add()(std::vector<KerasTensor>{x, shortcut}));
 }
@@ -72,6 +90,15 @@ StatusOr<std::unique_ptr<Model>> ZooModel(std::string_view name, std::vector<int
       x = BasicBlock(x, filters, filters == 64 ? 1 : 2);
       x = BasicBlock(x, filters, 1);
     }
+    x = GlobalAveragePooling2D()(x);
+  } else if (name == "resnet50") {
+    KerasTensor x0 = Conv2D(64, 7, {.strides = {2, 2}, .padding = "same", .use_bias = false})(in);
+    x0 = BatchNormalization({.momentum = 0.9, .epsilon = 1e-5})(x0);
+    x0 = Activation("relu")(x0);
+    x = MaxPooling2D(3, {.strides = {2, 2}, .padding = "same"})(x0);
+    const std::pair<int64_t, int> stages[] = {{64, 3}, {128, 4}, {256, 6}, {512, 3}};
+    for (const auto& [filters, blocks] : stages)
+      for (int b = 0; b < blocks; ++b) x = Bottleneck(x, filters, b == 0 && filters != 64 ? 2 : 1, b == 0);
     x = GlobalAveragePooling2D()(x);
   } else {
     return InvalidArgumentError("unknown model '", name, "'; the zoo has ", ZooModelNames());

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <random>
 
@@ -42,8 +43,57 @@ Logs Trainer::Impl::CurrentLogs() const {
   return logs;
 }
 
+std::string_view LossScaleModeName(LossScaleOptions::Mode m) {
+  switch (m) {
+    case LossScaleOptions::Mode::kDynamic: return "dynamic";
+    case LossScaleOptions::Mode::kOff: return "off";
+    default: return "auto";
+  }
+}
+
+StatusOr<LossScaleOptions::Mode> ParseLossScaleMode(std::string_view text, std::string_view where) {
+  if (text == "auto") return LossScaleOptions::Mode::kAuto;
+  if (text == "dynamic") return LossScaleOptions::Mode::kDynamic;
+  if (text == "off" || text == "none") return LossScaleOptions::Mode::kOff;
+  return InvalidArgumentError(where, " expects auto (dynamic under mixed_float16, as Keras), dynamic or off, got '",
+                              text, "'");
+}
+
+namespace {
+
+// Whether the options turn dynamic loss scaling on (Keras: Model.compile wraps the optimizer in a LossScaleOptimizer
+// under the mixed_float16 global policy).
+bool LossScalingOn(const TrainerOptions& o) {
+  switch (o.loss_scale.mode) {
+    case LossScaleOptions::Mode::kDynamic: return true;
+    case LossScaleOptions::Mode::kOff: return false;
+    default: return o.mixed_precision == nn::DTypePolicy::kMixedFloat16;
+  }
+}
+
+Status CheckLossScale(const LossScaleOptions& o) {
+  int exp = 0;
+  const double mant = std::frexp(o.initial_scale, &exp);
+  if (!(o.initial_scale > 0) || !std::isfinite(o.initial_scale) || mant != 0.5 || o.initial_scale > 0x1p127)
+    return InvalidArgumentError("loss scaling: initial_scale must be a power of two in (0, 2^127] (unscaling is then "
+                                "exact), got ", o.initial_scale);
+  if (o.growth_steps < 1)
+    return InvalidArgumentError("loss scaling: growth_steps must be at least 1, got ", o.growth_steps);
+  return Status::OK();
+}
+
+}  // namespace
+
+bool Trainer::loss_scaling() const { return state_.slots.count(kLossScaleSlot) > 0; }
+
+double Trainer::loss_scale() const {
+  auto it = state_.slots.find(kLossScaleSlot);
+  return it == state_.slots.end() ? 1.0 : it->second.data<float>()[0];
+}
+
 StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOptions compile, TrainerOptions options) {
   if (model == nullptr) return InvalidArgumentError("Trainer::Create: model is null");
+  if (LossScalingOn(options)) STRATA_RETURN_IF_ERROR(CheckLossScale(options.loss_scale));
   if (options.deterministic && options.intra_op_threads <= 0) options.intra_op_threads = 1;
   if (options.intra_op_threads > 0) SetIntraOpThreads(options.intra_op_threads);
   STRATA_RETURN_IF_ERROR(model->Build(options.seed));
@@ -107,6 +157,13 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOpti
       t->state_.slots[key] = Tensor::Zeros(w.dtype, w.shape);
       t->impl_->slot_keys.push_back(key);
     }
+  }
+  if (LossScalingOn(options)) {
+    if (t->impl_->distributed())
+      return UnimplementedError("loss scaling (mixed_float16, or --loss_scale dynamic) with multi-worker training is "
+                                "not built yet: use --mixed_precision bf16 (no loss scaling) or --loss_scale off");
+    t->state_.slots[kLossScaleSlot] = Tensor::Scalar<float>(static_cast<float>(options.loss_scale.initial_scale));
+    t->state_.slots[kLossScaleCounterSlot] = Tensor::Scalar<int64_t>(0);
   }
   return t;
 }
@@ -242,7 +299,8 @@ Status Trainer::EnsureTrainSession(const data::Element& batch, const std::map<st
     impl_->apply = std::move(apply);
     return Status::OK();
   }
-  STRATA_ASSIGN_OR_RETURN(CompiledGraph cg, BuildTrainGraph(*model_, *optimizer_, impl_->outputs, types, impl_->options));
+  STRATA_ASSIGN_OR_RETURN(CompiledGraph cg,
+                          BuildTrainGraph(*model_, *optimizer_, impl_->outputs, types, impl_->options, loss_scaling()));
   impl_->train = std::move(cg);
   return Status::OK();
 }
@@ -285,17 +343,45 @@ StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<
                               : state_.seed;
     feeds.emplace_back(kSeedInput, Tensor::Scalar<int64_t>(StepSeed(seed, state_.iterations)));
   }
+  if (cg.loss_scaling) feeds.emplace_back(kLossScaleInput, state_.slots.at(kLossScaleSlot));
   std::vector<Tensor> results;
   Status s = cg.session->Run(feeds, cg.fetches, &results);
   if (!s.ok()) return s.WithContext(StrCat("training step ", state_.iterations));
   if (impl_->distributed()) {
     s = ApplyAveragedGradients(results);
     if (!s.ok()) return s.WithContext(StrCat("training step ", state_.iterations));
+    ++state_.iterations;
   } else {
-    for (const auto& [weight, out] : cg.weight_outputs) state_.weights[weight] = results[cg.fetch_index.at(out)];
-    for (const auto& [slot, out] : cg.slot_outputs) state_.slots[slot] = results[cg.fetch_index.at(out)];
+    // New state. A loss-scaled step with a non-finite gradient is skipped (Keras's LossScaleOptimizer): trainable
+    // weights, slots and iterations stay; the forward pass's state updates (batch-norm moving statistics) still land.
+    bool apply = true;
+    if (cg.loss_scaling) {
+      const float check = results[cg.fetch_index.at(kGradsFiniteOutput)].data<float>()[0];
+      apply = check == 0.0f;
+      float scale = state_.slots.at(kLossScaleSlot).data<float>()[0];
+      int64_t counter = state_.slots.at(kLossScaleCounterSlot).data<int64_t>()[0];
+      if (!apply) {
+        scale *= 0.5f;
+        counter = 0;
+        ++skipped_steps_;
+      } else if (counter + 1 >= impl_->options.loss_scale.growth_steps) {
+        scale *= 2.0f;
+        counter = 0;
+      } else {
+        ++counter;
+      }
+      // New tensors: a state handed out by GetState keeps its own values.
+      state_.slots[kLossScaleSlot] = Tensor::Scalar<float>(scale);
+      state_.slots[kLossScaleCounterSlot] = Tensor::Scalar<int64_t>(counter);
+    }
+    if (apply) {
+      for (const auto& [weight, out] : cg.weight_outputs) state_.weights[weight] = results[cg.fetch_index.at(out)];
+      for (const auto& [slot, out] : cg.slot_outputs) state_.slots[slot] = results[cg.fetch_index.at(out)];
+      ++state_.iterations;
+    } else {
+      for (const auto& [weight, out] : cg.state_outputs) state_.weights[weight] = results[cg.fetch_index.at(out)];
+    }
   }
-  ++state_.iterations;
   impl_->step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
   // Metrics.
   const Tensor& loss = results[cg.fetch_index.at(kLossOutput)];

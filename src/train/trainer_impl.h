@@ -15,6 +15,13 @@ inline constexpr char kLrInput[] = "strata/lr";
 inline constexpr char kIterationsInput[] = "strata/iterations";
 inline constexpr char kSeedInput[] = "strata/step_seed";
 inline constexpr char kLossOutput[] = "loss";
+// Loss scaling (LossScaleOptions): the scale fed each step, and the output that is 0 when every scaled gradient is
+// finite (NaN otherwise).
+inline constexpr char kLossScaleInput[] = "strata/loss_scale";
+inline constexpr char kGradsFiniteOutput[] = "strata/grads_finite";
+// The loss-scale state, kept with the optimizer slots (checkpointed with them).
+inline constexpr char kLossScaleSlot[] = "optimizer/loss_scale/dynamic_scale";
+inline constexpr char kLossScaleCounterSlot[] = "optimizer/loss_scale/step_counter";
 
 struct OutputSpec {
   std::string name;
@@ -37,9 +44,11 @@ struct CompiledGraph {
   // Training graph only: where the new values of weights and slots come out.
   std::map<std::string, std::string> weight_outputs;
   std::map<std::string, std::string> slot_outputs;
+  std::map<std::string, std::string> state_outputs;  // the non-trainable weights among weight_outputs
   std::string grad_norm;
   // Gradient graph only (multi-worker): (weight, gradient output) of every trainable weight, in reverse layer order.
   std::vector<std::pair<std::string, std::string>> grad_outputs;
+  bool loss_scaling = false;  // kLossScaleInput is fed and kGradsFiniteOutput fetched
   // Model output -> its static last dimension (the class count sparse labels index), where known.
   std::map<std::string, int64_t> num_classes;
 };
@@ -68,7 +77,7 @@ struct Trainer::Impl {
 StatusOr<CompiledGraph> BuildTrainGraph(const nn::Model& model, const optim::Optimizer& optimizer,
                                         const std::vector<OutputSpec>& outputs,
                                         const std::map<std::string, DType>& label_dtypes,
-                                        const TrainerOptions& options);
+                                        const TrainerOptions& options, bool loss_scaling);
 // Multi-worker: the forward pass, losses and gradients (outputs: loss, metric outputs, the gradients in reverse layer
 // order, batch-norm statistics), and the optimizer update fed the averaged gradients as inputs GradInput(weight).
 StatusOr<CompiledGraph> BuildGradientGraph(const nn::Model& model, const std::vector<OutputSpec>& outputs,

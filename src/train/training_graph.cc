@@ -2,8 +2,10 @@
 // trainable weight, and the optimizer's update ops. Weights, slots, lr, iterations and the step seed are inputs;
 // the loss, the outputs the metrics read and every updated value are outputs.
 #include <algorithm>
+#include <set>
 
 #include "graph/autodiff.h"
+#include "ops/compute_dtype.h"
 #include "train/trainer_impl.h"
 
 namespace strata::train {
@@ -135,6 +137,126 @@ void RecordClasses(CompiledGraph* cg, const std::vector<graph::ValueInfo>& model
     if (vi.shape.rank() >= 1 && vi.shape.dims.back().known()) cg->num_classes[vi.name] = vi.shape.dims.back().value;
 }
 
+// ---- dtype policies ----
+
+// The ops whose arithmetic a dtype policy sets: the forward ops layers emit, and the gradient ops autodiff emits for
+// them (MatMul and Gemm gradients are MatMul and Gemm; ConvTranspose's data gradient is a Conv).
+bool PolicyOp(const graph::Node& n) {
+  if (n.domain.empty()) return n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "MatMul" ||
+                               n.op_type == "Gemm";
+  return n.domain == "strata" && (n.op_type == "ConvBackwardData" || n.op_type == "ConvBackwardFilter");
+}
+
+// The float inputs a float16 policy rounds: the two operands (X/W, dY/W, dY/X, A/B), not a bias or a shape.
+constexpr int kRoundedInputs = 2;
+
+// Marks the policy ops of every layer whose policy (its own, else `global`) is mixed with ops::kComputeDtypeAttr
+// (bfloat16 or float16). Layer nodes are named "<layer>/<op>...".
+void MarkForward(graph::Graph& g, const nn::Model& model, nn::DTypePolicy global) {
+  std::map<std::string, nn::DTypePolicy> policy;
+  for (const nn::Layer* l : model.layers()) policy[l->name()] = l->dtype_policy().value_or(global);
+  for (graph::Node& n : g.nodes) {
+    if (!PolicyOp(n)) continue;
+    auto it = policy.find(n.name.substr(0, n.name.find('/')));
+    const nn::DTypePolicy p = it == policy.end() ? global : it->second;
+    if (p == nn::DTypePolicy::kMixedBFloat16) n.attrs[ops::kComputeDtypeAttr] = graph::Attribute::String(ops::kComputeBFloat16);
+    if (p == nn::DTypePolicy::kMixedFloat16) n.attrs[ops::kComputeDtypeAttr] = graph::Attribute::String(ops::kComputeFloat16);
+  }
+}
+
+// Gives the gradient ops of a marked forward node its mark. Autodiff names them "<prefix>/<forward node>/<op>_<n>".
+void MarkGradients(graph::Graph& g, const std::string& prefix) {
+  std::map<std::string, graph::Attribute> marks;
+  for (const graph::Node& n : g.nodes)
+    if (const graph::Attribute* a = n.FindAttr(ops::kComputeDtypeAttr)) marks.emplace(n.name, *a);
+  if (marks.empty()) return;
+  const std::string head = prefix + "/";
+  for (graph::Node& n : g.nodes) {
+    if (!PolicyOp(n) || n.name.rfind(head, 0) != 0 || n.HasAttr(ops::kComputeDtypeAttr)) continue;
+    const size_t last = n.name.rfind('/');
+    if (last <= head.size()) continue;
+    auto it = marks.find(n.name.substr(head.size(), last - head.size()));
+    if (it != marks.end()) n.attrs[ops::kComputeDtypeAttr] = it->second;
+  }
+}
+
+// Appends Cast(float16) -> Cast(float32) nodes that round `in` to float16 into the value `out`.
+void AppendFloat16Round(const std::string& in, const std::string& out, std::vector<graph::Node>* nodes) {
+  graph::Node down = MakeNode("Cast", out + "/fp16", {in});
+  down.attrs["to"] = graph::Attribute::Int(static_cast<int64_t>(DType::kFloat16));
+  graph::Node up = MakeNode("Cast", out + "/fp16_round", {down.outputs[0]});
+  up.outputs = {out};
+  up.attrs["to"] = graph::Attribute::Int(static_cast<int64_t>(DType::kFloat32));
+  nodes->push_back(std::move(down));
+  nodes->push_back(std::move(up));
+}
+
+// mixed_float16 without float16 arithmetic: the two operands and the outputs of every float16-marked op are rounded
+// to float16 and back (Cast pairs, shared per operand value), so they hold float16 values as Keras's float16 tensors
+// would (a magnitude over 65504 becomes infinity, tiny ones go subnormal or zero); the op computes in float32 between.
+void RoundFloat16Operands(graph::Graph& g) {
+  std::map<std::string, std::string> rounded;
+  std::vector<graph::Node> casts;
+  for (graph::Node& n : g.nodes) {
+    const graph::Attribute* a = n.FindAttr(ops::kComputeDtypeAttr);
+    if (a == nullptr || a->s() != ops::kComputeFloat16) continue;
+    for (int i = 0; i < kRoundedInputs && i < static_cast<int>(n.inputs.size()); ++i) {
+      std::string& in = n.inputs[i];
+      if (in.empty()) continue;
+      auto it = rounded.find(in);
+      if (it == rounded.end()) {
+        const std::string name = StrCat("fp16/", in);
+        AppendFloat16Round(in, name, &casts);
+        it = rounded.emplace(in, name).first;
+      }
+      in = it->second;
+    }
+    for (std::string& out : n.outputs) {
+      if (out.empty()) continue;
+      const std::string wide = out + "/fp32";
+      AppendFloat16Round(wide, out, &casts);
+      out = wide;
+    }
+  }
+  for (graph::Node& c : casts) g.nodes.push_back(std::move(c));
+}
+
+// ---- loss scaling ----
+
+// Multiplies the loss by kLossScaleInput (what autodiff differentiates), then checks and unscales the gradients:
+// `grads` become the unscaled ones; kGradsFiniteOutput is the sum over every scaled gradient of (g * 0): 0 when they
+// are all finite, NaN when one holds an infinity or a NaN (Keras's check_finite, on the scaled gradients as there).
+std::string ScaleLoss(graph::Graph& g) {
+  g.inputs.push_back(Scalar(kLossScaleInput, DType::kFloat32));
+  g.nodes.push_back(MakeNode("Mul", "loss/scaled", {kLossOutput, kLossScaleInput}));
+  return g.nodes.back().outputs[0];
+}
+
+void UnscaleGradients(graph::Graph& g, std::map<std::string, std::string>* grads) {
+  const std::string zero = "loss_scale/zero";
+  g.initializers[zero] = Tensor::Scalar<float>(0.0f);
+  std::string total;
+  int i = 0;
+  for (auto& [w, grad] : *grads) {
+    const std::string base = StrCat("loss_scale/", w);
+    g.nodes.push_back(MakeNode("Mul", base + "/times_zero", {grad, zero}));
+    g.nodes.push_back(MakeNode("ReduceSum", base + "/check", {g.nodes.back().outputs[0]}));
+    g.nodes.back().attrs["keepdims"] = graph::Attribute::Int(0);
+    const std::string check = g.nodes.back().outputs[0];
+    if (total.empty()) {
+      total = check;
+    } else {
+      g.nodes.push_back(MakeNode("Add", StrCat("loss_scale/check_sum_", i++), {total, check}));
+      total = g.nodes.back().outputs[0];
+    }
+    g.nodes.push_back(MakeNode("Div", base + "/unscaled", {grad, kLossScaleInput}));
+    grad = g.nodes.back().outputs[0];
+  }
+  g.nodes.push_back(MakeNode("Identity", kGradsFiniteOutput, {total}));
+  AddOutput(g, kGradsFiniteOutput, DType::kFloat32);
+}
+
+
 }  // namespace
 
 int64_t StepSeed(uint64_t seed, int64_t iterations) {
@@ -149,7 +271,8 @@ namespace {
 // The forward pass in training mode, the losses and the gradients of every trainable weight (weight -> gradient
 // value, in `grads`); the graph's outputs are the loss and the model outputs a metric reads.
 StatusOr<nn::ForwardGraph> BuildForwardBackward(const nn::Model& model, const std::vector<OutputSpec>& outputs,
-                                                const std::map<std::string, DType>& label_dtypes, CompiledGraph* cg,
+                                                const std::map<std::string, DType>& label_dtypes,
+                                                const TrainerOptions& options, bool loss_scaling, CompiledGraph* cg,
                                                 std::map<std::string, std::string>* grads) {
   nn::GraphOptions go;
   go.training = true;
@@ -159,6 +282,7 @@ StatusOr<nn::ForwardGraph> BuildForwardBackward(const nn::Model& model, const st
   cg->uses_seed = fg.uses_step_seed;
   cg->with_labels = true;
   graph::Graph& g = fg.graph;
+  MarkForward(g, model, options.mixed_precision);
   // The model outputs stay outputs only when a metric reads them.
   std::vector<graph::ValueInfo> model_outputs = std::move(g.outputs);
   RecordClasses(cg, model_outputs);
@@ -173,7 +297,12 @@ StatusOr<nn::ForwardGraph> BuildForwardBackward(const nn::Model& model, const st
   for (const nn::WeightSpec& w : model.weight_specs())
     if (w.trainable) wrt.push_back(w.name);
   graph::GradientOptions gopts;
-  STRATA_RETURN_IF_ERROR(graph::BuildGradients(&g, kLossOutput, wrt, gopts, grads));
+  const std::string differentiated = loss_scaling ? ScaleLoss(g) : std::string(kLossOutput);
+  STRATA_RETURN_IF_ERROR(graph::BuildGradients(&g, differentiated, wrt, gopts, grads));
+  cg->loss_scaling = loss_scaling;
+  if (loss_scaling) UnscaleGradients(g, grads);
+  MarkGradients(g, gopts.prefix);
+  RoundFloat16Operands(g);
   FuseReluIntoMaxPoolGrad(g);
   return fg;
 }
@@ -215,10 +344,11 @@ Status AddUpdates(graph::Graph& g, const optim::Optimizer& optimizer, const std:
 StatusOr<CompiledGraph> BuildTrainGraph(const nn::Model& model, const optim::Optimizer& optimizer,
                                         const std::vector<OutputSpec>& outputs,
                                         const std::map<std::string, DType>& label_dtypes,
-                                        const TrainerOptions& options) {
+                                        const TrainerOptions& options, bool loss_scaling) {
   CompiledGraph cg;
   std::map<std::string, std::string> grads;
-  STRATA_ASSIGN_OR_RETURN(nn::ForwardGraph fg, BuildForwardBackward(model, outputs, label_dtypes, &cg, &grads));
+  STRATA_ASSIGN_OR_RETURN(nn::ForwardGraph fg,
+                          BuildForwardBackward(model, outputs, label_dtypes, options, loss_scaling, &cg, &grads));
   graph::Graph& g = fg.graph;
   g.inputs.push_back(Scalar(kLrInput, DType::kFloat32));
   g.inputs.push_back(Scalar(kIterationsInput, DType::kInt64));
@@ -228,6 +358,7 @@ StatusOr<CompiledGraph> BuildTrainGraph(const nn::Model& model, const optim::Opt
   STRATA_RETURN_IF_ERROR(AddUpdates(g, optimizer, vars, &cg));
   for (const auto& [weight, value] : fg.state_updates) {
     cg.weight_outputs[weight] = value;
+    cg.state_outputs[weight] = value;
     AddOutput(g, value);
   }
   STRATA_RETURN_IF_ERROR(graph::TopologicalSort(&g));
@@ -240,7 +371,9 @@ StatusOr<CompiledGraph> BuildGradientGraph(const nn::Model& model, const std::ve
                                            const TrainerOptions& options) {
   CompiledGraph cg;
   std::map<std::string, std::string> grads;
-  STRATA_ASSIGN_OR_RETURN(nn::ForwardGraph fg, BuildForwardBackward(model, outputs, label_dtypes, &cg, &grads));
+  // Multi-worker steps do not scale the loss (the trainer refuses loss scaling with a collective).
+  STRATA_ASSIGN_OR_RETURN(nn::ForwardGraph fg,
+                          BuildForwardBackward(model, outputs, label_dtypes, options, false, &cg, &grads));
   graph::Graph& g = fg.graph;
   // Reverse layer order: the last layers' gradients are the first ones backward produces.
   const std::vector<nn::WeightSpec>& specs = model.weight_specs();
@@ -295,6 +428,8 @@ StatusOr<CompiledGraph> BuildEvalGraph(const nn::Model& model, const std::vector
   CompiledGraph cg;
   cg.with_labels = with_loss;
   graph::Graph& g = fg.graph;
+  MarkForward(g, model, options.mixed_precision);
+  RoundFloat16Operands(g);
   RecordClasses(&cg, g.outputs);
   if (with_loss) {
     AddLosses(g, outputs, label_dtypes, fg.aux_losses, true);

@@ -133,6 +133,87 @@ TEST(DnnlBf16Test, MatMulAndGemm) {
   RunOpCase(fp32);
 }
 
+// Mixed-precision training (nn::DTypePolicy mixed_bfloat16): the convolution gradients in bfloat16 (dY and W, or dY
+// and X, rounded to bfloat16; float32 accumulation and dX/dW/dB), compared with the float32 reference kernels within
+// the same bf16 tolerance as the forward rows. The policy reaches a kernel through the node attribute
+// strata_compute_dtype (ops/compute_dtype.h), which overrides SessionOptions::precision either way.
+OpCase ConvGrad(std::string label, bool data, std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> y,
+                AttributeMap attrs, bool nhwc = false) {
+  auto to_nhwc = [&](std::vector<int64_t> s) { return nhwc ? std::vector<int64_t>{s[0], s[2], s[3], s[1]} : s; };
+  const std::string op = data ? "ConvBackwardData" : "ConvBackwardFilter";
+  std::vector<Tensor> in = {RandomF(to_nhwc(y), 140), data ? RandomF(w, 141, -0.3f, 0.3f) : RandomF(to_nhwc(x), 142),
+                            T_<int64_t>(data ? x : w, {static_cast<int64_t>(x.size())})};
+  OpCase row;
+  if (nhwc) {
+    attrs["op_domain"] = AString("strata");
+    attrs["nhwc_inputs"] = data ? AInts({0}) : AInts({0, 1});
+    if (!data) attrs["nhwc_output"] = AInt(0);
+    row = ChannelsLastCase(std::move(label), op, "strata", std::move(in), std::move(attrs), "dnnl");
+    row.constant_inputs = {2};
+  } else {
+    row = {.label = std::move(label),
+           .op_type = op,
+           .domain = "strata",
+           .opset = 1,
+           .attrs = std::move(attrs),
+           .inputs = std::move(in),
+           .constant_inputs = {2},
+           .kernel = "dnnl"};
+  }
+  if (!data) row.num_outputs = 2;  // dW and dB
+  return row;
+}
+
+// The row marked by a mixed_bfloat16 policy (the attribute), with the session left at fp32.
+OpCase Policy(OpCase row, const char* dtype = "bfloat16") {
+  row.attrs["strata_compute_dtype"] = AString(dtype);
+  row.kernel_name = Bf16Name();
+  row.fast_tol_of_max = kBf16Tol;
+  return row;
+}
+
+TEST(DnnlBf16Test, ConvolutionGradients) {
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  const AttributeMap s2 = {{"strides", AInts({2, 2})}, {"pads", AInts({1, 1, 1, 1})}};
+  for (bool data : {true, false}) {
+    SCOPED_TRACE(data ? "backward data" : "backward weights");
+    RunOpCase(Policy(ConvGrad("3x3 16 -> 32, pad 1", data, {2, 16, 16, 16}, {32, 16, 3, 3}, {2, 32, 16, 16}, pad1)));
+    RunOpCase(Policy(ConvGrad("3x3 64 -> 64 (Winograd in fp32)", data, {2, 64, 16, 16}, {64, 64, 3, 3},
+                              {2, 64, 16, 16}, pad1)));
+    RunOpCase(Policy(ConvGrad("3x3 stride 2", data, {2, 32, 33, 33}, {64, 32, 3, 3}, {2, 64, 17, 17}, s2)));
+    RunOpCase(Policy(ConvGrad("1x1 64 -> 256, 7x7", data, {2, 64, 7, 7}, {256, 64, 1, 1}, {2, 256, 7, 7}, {})));
+    RunOpCase(Policy(ConvGrad("first layer, 1 input channel", data, {4, 1, 18, 18}, {32, 1, 3, 3}, {4, 32, 16, 16},
+                              {})));
+    RunOpCase(Policy(ConvGrad("channels-last 3x3 32 -> 64", data, {2, 32, 16, 15}, {64, 32, 3, 3}, {2, 64, 16, 15},
+                              pad1, /*nhwc=*/true)));
+    // A 3x3 layer at 7x7: bfloat16 backward data, but backward weights stays float32 (measured slower in bf16).
+    OpCase small = Policy(ConvGrad("3x3 32 -> 32 at 7x7", data, {2, 32, 7, 7}, {32, 32, 3, 3}, {2, 32, 7, 7}, pad1));
+    if (!data) {
+      small.kernel_name = "dnnl";
+      small.fast_tol_of_max = 0;
+      small.rtol = 1e-4;
+      small.atol = 1e-4;
+    }
+    RunOpCase(small);
+    // SessionOptions::precision bf16 without the attribute (inference's --precision) reaches them too.
+    RunOpCase(Bf16(ConvGrad("session bf16", data, {2, 16, 16, 16}, {32, 16, 3, 3}, {2, 32, 16, 16}, pad1)));
+    // A float32 policy attribute overrides a bf16 session: float32 kernel, float32 tolerance.
+    OpCase fp32 = ConvGrad("float32 override", data, {2, 16, 9, 9}, {32, 16, 3, 3}, {2, 32, 9, 9}, pad1);
+    fp32.attrs["strata_compute_dtype"] = AString("float32");
+    fp32.precision = Precision::kBf16;
+    fp32.kernel_name = "dnnl";
+    fp32.rtol = 1e-4;
+    fp32.atol = 1e-4;
+    RunOpCase(fp32);
+  }
+  // The matmul gradients are MatMul/Gemm nodes: the attribute reaches them the same way.
+  OpCase mm{.label = "MatMul (a dense layer's dW = X^T dY) by attribute",
+            .op_type = "MatMul",
+            .inputs = {RandomF({128, 32}, 143), RandomF({32, 10}, 144)},
+            .kernel = "dnnl"};
+  RunOpCase(Policy(mm));
+}
+
 // A small classifier: Conv + Relu, global pooling, Gemm. The option reaches the kernels through SessionOptions.
 std::shared_ptr<graph::Model> SmallNet() {
   auto model = std::make_shared<graph::Model>();

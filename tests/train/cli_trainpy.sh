@@ -2,7 +2,7 @@
 # strata train takes a production train.py's command line: --data_dir D --tfrecord_pattern 'train-*.tfrecord' (the
 # pattern under D) with --model_name --num_classes --batch_size --learning_rate --lr_schedule --num_gpus
 # --distributed_strategy (or TF's --distribution_strategy) --mixed_precision --enable_xla --checkpoint_dir --log_dir.
-# Flags whose feature is not built are refused with a message and a non-zero exit, never ignored; dashes are accepted
+# (--mixed_precision bf16|fp16 train since issue 13.) Flags whose feature is not built are refused with a message and a non-zero exit, never ignored; dashes are accepted
 # for underscores (--learning-rate); an unknown flag or config key names the closest valid one; a config value of the wrong type names the key and the type expected.
 # usage: cli_trainpy.sh STRATA
 set -uo pipefail
@@ -62,9 +62,16 @@ expect_error "multi-worker strategy, bad timeout" "--collective_timeout_s (0) mu
 expect_error "the same, train.py's spelling" "--allreduce_bucket_mb (-1) and" "${base[@]}" \
   --distributed_strategy MultiWorkerMirroredStrategy --allreduce_bucket_mb -1
 expect_error "an unknown strategy" "'tpu' is not known" "${base[@]}" --distributed_strategy tpu
-expect_error "--mixed_precision bf16" "mixed-precision training is not built yet" "${base[@]}" --mixed_precision bf16
-expect_error "--mixed_precision fp16" "mixed-precision training is not built yet" "${base[@]}" --mixed_precision fp16
-expect_error "an unknown precision" "'fp8' is not known" "${base[@]}" --mixed_precision fp8
+# Mixed precision (issue 13): bf16 and fp16 (with loss scaling) train; Keras's policy names are accepted too.
+for mp in bf16 fp16 mixed_bfloat16; do
+  if "$STRATA" train "${base[@]}" --mixed_precision "$mp" > "$OUT/mp.log" 2>&1; then
+    pass
+  else
+    fail "--mixed_precision $mp: $(tail -2 "$OUT/mp.log")"
+  fi
+done
+expect_error "an unknown precision" "mixed_float16 (fp16), got 'fp8'" "${base[@]}" --mixed_precision fp8
+expect_error "an unknown loss scaling" "--loss_scale expects auto" "${base[@]}" --loss_scale fixed
 expect_error "a misspelt flag" "unknown flag --batchsize (did you mean --batch_size?)" "${base[@]}" --batchsize 3
 # Dashes are accepted as aliases of TensorFlow's underscore spelling.
 if "$STRATA" train --data-dir "$OUT/data" --tfrecord-pattern 'train-*.tfrecord' --model-name mlp --epochs 1 \

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/parallel.h"
+#include "ops/compute_dtype.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/defs/nn/spatial.h"
 
@@ -145,6 +146,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init) {
   if (init.node.GetString("op_domain", "").empty() && op == "MaxPool") return CreateChannelsLastMaxPool(init);
   if ((init.node.GetString("op_domain", "").empty() && op == "Conv") ||
       (init.node.GetString("op_domain", "") == "strata" && op == "FusedConv")) {
+    // A mixed_bfloat16 dtype policy (ops/compute_dtype.h) asks for oneDNN's bfloat16 kernel: these are float32.
+    if (init.node.GetString(kComputeDtypeAttr, "") == kComputeBFloat16)
+      return UnimplementedError("cpu ChannelsLast Conv: float32 only, and the node's dtype policy is mixed_bfloat16");
     auto dw = CreateChannelsLastDepthwiseConv(init);
     if (dw.ok() || dw.status().code() != StatusCode::kUnimplemented) return dw;
     auto pw = CreateChannelsLastPointwiseConv(init);

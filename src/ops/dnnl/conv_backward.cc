@@ -8,6 +8,11 @@
 // implementation for it, else it is reordered like the plain layout.
 // Winograd (winograd.h: oneDNN 2.6's jit_wino_4x3 backward data and weights) under the forward kernel's rule, unless
 // SessionOptions::conv_algorithm is direct; the kernel is then named "dnnl-winograd".
+// bfloat16 (UseBf16: a mixed_bfloat16 dtype policy's node attribute, or SessionOptions::precision bf16, on a CPU with
+// native bfloat16 kernels): backward data reads dY and W in bfloat16 and writes float32 dX; backward weights reads
+// dY and X in bfloat16 and writes float32 dW and dB; both accumulate in float32. The kernel is then named
+// "dnnl-bf16" (no Winograd); a convolution oneDNN has no optimised bfloat16 implementation for runs in float32, and so
+// does a backward weights whose bfloat16 kernel measured slower (Bf16BackwardWeightsPays).
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/grad_kernels.h"
 #include "ops/dnnl/window.h"
@@ -66,6 +71,7 @@ StatusOr<ConvShapes> Shapes(const KernelInit& init, bool data, bool nhwc) {
   return s;
 }
 
+// `x`, `w` and `y` give the forward hint's layouts and types (bfloat16 kernels: a bfloat16 forward with float32 bias).
 dnnl::convolution_forward::primitive_desc HintPd(const ConvShapes& s, const Md& x, const Md& w, const Md& y, bool bias,
                                                  Alg alg) {
   const Md bias_md = bias ? AnyMd(Dims{s.w[0]}) : Md();
@@ -98,10 +104,15 @@ auto Choose(bool nhwc_direct, Make direct, MakeAny any) -> decltype(any()) {
 // The primitive of a backward convolution: Winograd where TryWinograd takes the layer (the kernel is then named so),
 // else direct, channels-last straight in when an optimised implementation takes it. `make(x, y, alg)` builds the
 // primitive descriptor for the given activation descriptors.
+// With `bf16` there is no Winograd and `make` gets format-any descriptors whose types it sets itself.
 template <typename Make>
 auto WinogradOrDirect(const KernelInit& init, const ConvShapes& s, bool nhwc, const Md& x_user, const Md& y_user,
-                      PrimitiveKernel& k, Make make) -> decltype(make(x_user, y_user, Alg::convolution_direct)) {
+                      PrimitiveKernel& k, bool bf16, Make make) -> decltype(make(x_user, y_user, Alg::convolution_direct)) {
   decltype(make(x_user, y_user, Alg::convolution_direct)) pd;
+  if (bf16) {
+    k.set_name(kBf16KernelName);
+    return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_direct);
+  }
   const bool winograd = TryWinograd(init, s.x, s.w, s.win, s.group, /*backward=*/true, [&] {
     pd = make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_winograd);
     return pd;
@@ -115,24 +126,55 @@ auto WinogradOrDirect(const KernelInit& init, const ConvShapes& s, bool nhwc, co
       [&] { return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_direct); });
 }
 
+// Builds with `build(bf16)`: in bfloat16 when UseBf16 says so, falling back on float32 when oneDNN declines that.
+template <typename F>
+StatusOr<std::unique_ptr<Kernel>> WithBf16(const KernelInit& init, F&& build) {
+  if (UseBf16(init)) {
+    auto k = build(true);
+    if (k.ok() || k.status().code() != StatusCode::kUnimplemented) return k;
+    LogStaysFloat32(init, k.status());
+  }
+  return build(false);
+}
+
+constexpr auto kF32 = dnnl::memory::data_type::f32;
+constexpr auto kBf16 = dnnl::memory::data_type::bf16;
+
+// A format-any descriptor of `m`'s dims in `t` (`m` itself when `t` is float32 and `retype` is false).
+Md Typed(const Md& m, dnnl::memory::data_type t, bool retype) { return retype ? AnyMd(m.dims(), t) : m; }
+
+// oneDNN 2.6's bfloat16 backward weights for kernels larger than 1x1 (`jit_bf16:avx512_core_bf16`, no brgemm
+// version) measured slower than float32 (direct or Winograd) where the output is at most 14x14: ResNet-50 at 224,
+// batch 8, 2 threads, bf16 / fp32 time 3.4x (256 channels, 14x14), 1.5x (256, stride 2 to 14x14), 1.6x (512,
+// stride 2 to 7x7), 1.8x (512, 7x7), against 0.63x (128, 28x28) and 0.3-0.5x for every 1x1 layer. Those stay float32.
+bool Bf16BackwardWeightsPays(const ConvShapes& s) {
+  int64_t kernel = 1, out = 1;
+  for (int i = 2; i < s.w.rank(); ++i) kernel *= s.w[i];
+  for (int i = 2; i < s.y.rank(); ++i) out *= s.y[i];
+  return kernel == 1 || out > 14 * 14;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& init, bool nhwc) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init, {2}));
   STRATA_ASSIGN_OR_RETURN(ConvShapes s, Shapes(init, /*data=*/true, nhwc));
-  return BuildKernel(
+  return WithBf16(init, [&](bool bf16) {
+    return BuildKernel(
       init, "ConvBackwardData",
       [&](PrimitiveKernel& k) -> Status {
         const Md w_user = WeightsMd(s.w, s.group);
-        const Md w_any = AnyMd(w_user.dims());
+        const Md w_any = AnyMd(w_user.dims(), bf16 ? kBf16 : kF32);
         const Md x_user = ActivationMd(s.x, nhwc), y_user = ActivationMd(s.y, nhwc);
         auto make = [&](const Md& x, const Md& y, Alg alg) {
-          const auto hint = HintPd(s, x, w_any, y, false, alg);
-          dnnl::convolution_backward_data::desc d(alg, x, w_any, y, s.win.strides, s.win.dilations, s.win.pad_l,
+          // bfloat16: dY and W in bfloat16, dX float32 (the hint: a bfloat16 forward).
+          const Md dx = Typed(x, kF32, bf16), dy = Typed(y, kBf16, bf16);
+          const auto hint = HintPd(s, Typed(x, kBf16, bf16), w_any, dy, false, alg);
+          dnnl::convolution_backward_data::desc d(alg, dx, w_any, dy, s.win.strides, s.win.dilations, s.win.pad_l,
                                                   s.win.pad_r);
           return dnnl::convolution_backward_data::primitive_desc(d, Attr(), CpuEngine(), hint);
         };
-        const auto pd = WinogradOrDirect(init, s, nhwc, x_user, y_user, k, make);
+        const auto pd = WinogradOrDirect(init, s, nhwc, x_user, y_user, k, bf16, make);
         if (IsRefImpl(pd)) return Decline("oneDNN has only its reference implementation for this convolution");
         const int dy = k.Input(0, pd.diff_dst_desc(), &y_user);
         const int w = k.Input(1, pd.weights_desc(), &w_user);
@@ -142,26 +184,33 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& in
         return Status::OK();
       },
       s.flops());
+  });
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& init, bool nhwc) {
   STRATA_RETURN_IF_ERROR(RequireFloat32(init, {2}));
   STRATA_ASSIGN_OR_RETURN(ConvShapes s, Shapes(init, /*data=*/false, nhwc));
   const bool bias = init.node.has_output(1);
-  return BuildKernel(
+  return WithBf16(init, [&](bool bf16) -> StatusOr<std::unique_ptr<Kernel>> {
+    if (bf16 && !Bf16BackwardWeightsPays(s))
+      return Decline("oneDNN's bfloat16 backward weights for this shape (kernel > 1x1, output <= 14x14) measured "
+                     "slower than float32");
+    return BuildKernel(
       init, "ConvBackwardFilter",
       [&](PrimitiveKernel& k) -> Status {
         const Md w_user = WeightsMd(s.w, s.group);
-        const Md w_any = AnyMd(w_user.dims());
+        const Md w_any = AnyMd(w_user.dims());  // dW: float32 in both precisions
         const Md x_user = ActivationMd(s.x, nhwc), y_user = ActivationMd(s.y, nhwc);
         const Md bias_md = bias ? PlainMd(Dims{s.w[0]}) : Md();
         auto make = [&](const Md& x, const Md& y, Alg alg) {
-          const auto hint = HintPd(s, x, w_any, y, bias, alg);
-          dnnl::convolution_backward_weights::desc d(alg, x, w_any, bias_md, y, s.win.strides, s.win.dilations,
+          // bfloat16: X and dY in bfloat16, dW and dB float32 (the hint: a bfloat16 forward).
+          const Md xs = Typed(x, kBf16, bf16), dy = Typed(y, kBf16, bf16);
+          const auto hint = HintPd(s, xs, Typed(w_any, kBf16, bf16), dy, bias, alg);
+          dnnl::convolution_backward_weights::desc d(alg, xs, w_any, bias_md, dy, s.win.strides, s.win.dilations,
                                                      s.win.pad_l, s.win.pad_r);
           return dnnl::convolution_backward_weights::primitive_desc(d, Attr(), CpuEngine(), hint);
         };
-        const auto pd = WinogradOrDirect(init, s, nhwc, x_user, y_user, k, make);
+        const auto pd = WinogradOrDirect(init, s, nhwc, x_user, y_user, k, bf16, make);
         if (IsRefImpl(pd)) return Decline("oneDNN has only its reference implementation for this convolution");
         std::vector<std::pair<int, int>> args;
         args.emplace_back(DNNL_ARG_DIFF_DST, k.Input(0, pd.diff_dst_desc(), &y_user));
@@ -174,6 +223,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& 
         return Status::OK();
       },
       s.flops());
+  });
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardData(const KernelInit& init) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/logging.h"
+#include "ops/compute_dtype.h"
 
 namespace strata::ops::onednn {
 namespace {
@@ -139,13 +140,24 @@ bool NativeBf16() {
 }
 
 bool UseBf16(const KernelInit& init) {
-  if (init.precision != graph::Precision::kBf16) return false;
+  // A dtype policy's per-node attribute (ops/compute_dtype.h) overrides the session's precision.
+  const Attribute* a = init.node.FindAttr(kComputeDtypeAttr);
+  const bool policy = a != nullptr && a->type() == Attribute::Type::kString;
+  const bool want = policy ? a->s() == kComputeBFloat16 : init.precision == graph::Precision::kBf16;
+  if (!want) return false;
   if (NativeBf16()) return true;
-  static std::once_flag warned;
-  std::call_once(warned, [] {
-    LogWarning("--precision bf16: this CPU has no native bfloat16 kernels (oneDNN's avx512_core_bf16 ISA, which "
-               "needs avx512_bf16), so the model runs in float32");
-  });
+  static std::once_flag warned, warned_policy;
+  if (policy) {
+    std::call_once(warned_policy, [] {
+      LogWarning("mixed_bfloat16: this CPU has no native bfloat16 kernels (oneDNN's avx512_core_bf16 ISA, which "
+                 "needs avx512_bf16), so convolutions and matmuls train in float32");
+    });
+  } else {
+    std::call_once(warned, [] {
+      LogWarning("--precision bf16: this CPU has no native bfloat16 kernels (oneDNN's avx512_core_bf16 ISA, which "
+                 "needs avx512_bf16), so the model runs in float32");
+    });
+  }
   return false;
 }
 
