@@ -157,7 +157,10 @@ class Layer {
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }
   bool trainable() const { return trainable_; }
-  void set_trainable(bool t) { trainable_ = t; }
+  // May change at any time, also after the model is built (Keras semantics): the layer's weights become
+  // (non-)trainable at once (weights declared non-trainable, such as moving statistics, stay so), a Trainer notices
+  // at its next step and recompiles its plan, and a frozen BatchNormalization runs in inference mode.
+  void set_trainable(bool t);
   virtual int num_outputs() const { return 1; }
 
   // Declares the weights from the logical input specs (Keras build()). Called once, before the first Call.
@@ -179,6 +182,7 @@ class Layer {
   bool trainable_ = true;
   bool built_ = false;
   std::vector<WeightSpec> weights_;
+  std::vector<bool> declared_trainable_;  // per weight: trainable as declared, before the layer's flag
 };
 
 // A shared handle to a layer that can be called on symbolic tensors (calling a layer twice shares its weights).
@@ -316,7 +320,11 @@ class Model {
   const std::vector<std::string>& output_names() const;
   // Every layer, topologically sorted (after Build).
   std::vector<Layer*> layers() const;
-  // Every weight, in creation order; and the current values by name.
+  // The layer named `name_or_index` ("dense_1"), or the index'th of layers() ("3"; negative counts from the end).
+  // NotFound naming the closest layer / OutOfRange giving the valid range.
+  StatusOr<int> LayerIndex(std::string_view name_or_index) const;
+  // Every weight, in creation order (trainable = the weight's own flag and its layer's current one); and the
+  // current values by name.
   const std::vector<WeightSpec>& weight_specs() const;
   const std::map<std::string, Tensor>& weights() const;
   StatusOr<Tensor> GetWeight(const std::string& name) const;
@@ -343,6 +351,28 @@ class Model {
 std::unique_ptr<Model> Sequential(std::vector<int64_t> input_shape, std::vector<LayerRef> layers,
                                   std::string name = "sequential", std::string input_name = "input",
                                   std::string output_name = "output");
+
+// ---- weight import (src/nn/weights_import.cc; docs/training.md "Transfer learning") ----
+
+struct LoadWeightsOptions {
+  // File tensor name -> model weight name (ONNX initializers: "layer1.0.conv1.weight" -> "conv2d_1/kernel"). With
+  // a map, an ONNX file contributes only the mapped initializers; other formats rename the mapped ones.
+  std::map<std::string, std::string> name_map;
+  // Model weights whose name starts with one of these keep their current values and the file's tensors for them
+  // are ignored (a new head: "dense_2/").
+  std::vector<std::string> skip_prefixes;
+  // File tensors that match no model weight are ignored instead of reported.
+  bool ignore_unexpected = false;
+};
+// Replaces the model's weights by `tensors` (by name after options.name_map). Every missing, unexpected or
+// mis-typed weight is reported by name in one InvalidArgument (where = the file), and on any error the model is
+// unchanged.
+Status AssignWeights(Model& model, const std::map<std::string, Tensor>& tensors, std::string_view where,
+                     const LoadWeightsOptions& options = {});
+// Loads weights from a file, by its contents: a strata checkpoint directory (its model.safetensors), a
+// .safetensors file, an ONNX model (float initializers, by name or options.name_map), or Keras HDF5 (.h5,
+// .weights.h5: Unimplemented here). The model must be built.
+Status LoadWeights(Model& model, const std::string& path, const LoadWeightsOptions& options = {});
 
 // ---- model zoo ----
 

@@ -50,6 +50,9 @@ struct Trainer::Impl {
   std::map<std::string, nn::MeanMetric> output_loss_trackers;
   std::optional<CompiledGraph> train, eval, predict;
   std::vector<std::string> slot_keys;  // "optimizer/<var>/<slot>"
+  // The trainable weights the training plan was compiled for (a change of layer.trainable recompiles it).
+  std::vector<std::string> trained;
+  int recompiles = 0;
 
   void ResetMetrics();
   // Keras logs of the running means: loss, <output>_loss (several outputs), metrics (<output>_<name> likewise).
