@@ -369,6 +369,13 @@ struct LoadWeightsOptions {
 // unchanged.
 Status AssignWeights(Model& model, const std::map<std::string, Tensor>& tensors, std::string_view where,
                      const LoadWeightsOptions& options = {});
+// The tensors of a weights file (see LoadWeights), not yet matched against a model.
+struct WeightsFile {
+  std::map<std::string, Tensor> tensors;
+  std::string where;                    // the file, quoted, for messages
+  bool extra_tensors_expected = false;  // ONNX without a name map: initializers no weight asks for are not errors
+};
+StatusOr<WeightsFile> ReadWeightsFile(const std::string& path, const LoadWeightsOptions& options = {});
 // Loads weights from a file, by its contents: a strata checkpoint directory (its model.safetensors), a
 // .safetensors file, an ONNX model (float initializers, by name or options.name_map), or Keras HDF5 (.h5,
 // .weights.h5: Unimplemented here). The model must be built.

@@ -2,9 +2,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
 
 #include "core/file_util.h"
 #include "core/json.h"
+#include "core/logging.h"
+#include "io/idx.h"
 #include "io/tfrecord.h"
 #include "serve/core/signature.h"
 #include "strata/onnx.h"
@@ -49,7 +54,27 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option(FlagNames("--memory_limit_mb"), f->memory_limit_mb, "Executor memory limit (0 = none)");
   cmd->add_option(FlagNames("--intra_op_threads"), f->intra_op_threads, "Intra-op threads (0 = one per core)");
   AddConvAlgorithmOption(cmd, &f->conv_algorithm);
+  cmd->add_option("--classes", f->classes,
+                  "Keep only these labels (comma-separated), relabelled 0..k-1 in this order (train and validation)")
+      ->delimiter(',');
   if (!training) return;
+  cmd->add_option(FlagNames("--examples_per_class"), f->examples_per_class,
+                  "Train on the first N examples of each class only (IDX --data_dir; 0 = all)");
+  cmd->add_option("--weights", f->weights,
+                  "Initial weights: a strata checkpoint directory, .safetensors (by weight name), .onnx (float "
+                  "initializers by name); Keras .h5 is not built yet. The head (last layer with weights) is "
+                  "re-initialised when its shape differs (another --num_classes) or with --new_head");
+  cmd->add_flag(FlagNames("--new_head"), f->new_head, "Re-initialise the head instead of loading it from --weights");
+  cmd->add_flag(FlagNames("--freeze_base"), f->freeze_base,
+                "Phase 1: freeze every layer but the head (frozen BatchNormalization runs in inference mode)");
+  cmd->add_option(FlagNames("--head_epochs"), f->head_epochs, "Epochs of phase 1 with --freeze_base (default --epochs)");
+  cmd->add_option(FlagNames("--fine_tune_at"), f->fine_tune_at,
+                  "Phase 2: unfreeze this layer (name or index, see the summary) and every later one");
+  cmd->add_option(FlagNames("--fine_tune_epochs"), f->fine_tune_epochs, "Epochs of phase 2 (--fine_tune_at)");
+  cmd->add_option(FlagNames("--fine_tune_learning_rate"), f->fine_tune_learning_rate,
+                  "Constant learning rate of phase 2 (default --learning_rate / 10)");
+  cmd->add_option(FlagNames("--lr_multipliers"), f->lr_multipliers,
+                  "Learning-rate multipliers by weight-name prefix: 'conv2d=0.1,dense_1/=10' (first match wins)");
   cmd->add_option("--epochs", f->epochs, "Epochs");
   cmd->add_option(FlagNames("--learning_rate"), f->learning_rate, "Base learning rate");
   cmd->add_option(FlagNames("--lr_schedule"), f->lr_schedule, "constant, step (x0.1 at 50% and 75%), cosine, poly");
@@ -169,6 +194,23 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     else if (key == "validation_pattern") STRATA_RETURN_IF_ERROR(str(&f->validation_pattern));
     else if (key == "compression") STRATA_RETURN_IF_ERROR(str(&f->compression));
     else if (key == "model_name") STRATA_RETURN_IF_ERROR(str(&f->model_name));
+    else if (key == "weights") STRATA_RETURN_IF_ERROR(str(&f->weights));
+    else if (key == "fine_tune_at") {
+      if (v.is_number()) f->fine_tune_at = StrCat(static_cast<int64_t>(v.as_double()));
+      else STRATA_RETURN_IF_ERROR(str(&f->fine_tune_at));
+    } else if (key == "lr_multipliers") STRATA_RETURN_IF_ERROR(str(&f->lr_multipliers));
+    else if (key == "head_epochs") STRATA_RETURN_IF_ERROR(num(&f->head_epochs));
+    else if (key == "fine_tune_epochs") STRATA_RETURN_IF_ERROR(num(&f->fine_tune_epochs));
+    else if (key == "fine_tune_learning_rate") STRATA_RETURN_IF_ERROR(num(&f->fine_tune_learning_rate));
+    else if (key == "examples_per_class") STRATA_RETURN_IF_ERROR(num(&f->examples_per_class));
+    else if (key == "classes") {
+      if (!v.is_array()) return InvalidArgumentError(f->config, ": 'classes' must be an array of labels, e.g. [5, 6]");
+      f->classes.clear();
+      for (const Json& c : v.as_array()) {
+        if (!c.is_number()) return InvalidArgumentError(f->config, ": 'classes' must hold numbers");
+        f->classes.push_back(static_cast<int64_t>(c.as_double()));
+      }
+    }
     else if (key == "lr_schedule") STRATA_RETURN_IF_ERROR(str(&f->lr_schedule));
     else if (key == "optimizer") STRATA_RETURN_IF_ERROR(str(&f->optimizer));
     else if (key == "checkpoint_dir") STRATA_RETURN_IF_ERROR(str(&f->checkpoint_dir));
@@ -200,9 +242,11 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     } else if (key == "steps_per_epoch") STRATA_RETURN_IF_ERROR(num(&f->steps_per_epoch));
     else if (key == "verbose") STRATA_RETURN_IF_ERROR(num(&f->verbose));
     else if (key == "deterministic" || key == "resume" || key == "overwrite" || key == "enable_xla" ||
-             key == "terminate_on_nan" || key == "check_numerics") {
+             key == "terminate_on_nan" || key == "check_numerics" || key == "new_head" || key == "freeze_base") {
       if (!v.is_bool()) return InvalidArgumentError(f->config, ": '", key, "' must be true or false");
-      (key == "deterministic"      ? f->deterministic
+      (key == "new_head"           ? f->new_head
+       : key == "freeze_base"      ? f->freeze_base
+       : key == "deterministic"    ? f->deterministic
        : key == "resume"           ? f->resume
        : key == "overwrite"        ? f->overwrite
        : key == "terminate_on_nan" ? f->terminate_on_nan
@@ -295,6 +339,61 @@ StatusOr<data::Dataset> RecordsDataset(const std::string& pattern, const TrainFl
 
 }  // namespace
 
+// --classes: keeps the examples whose label is listed, relabelled by its position in the list.
+StatusOr<data::Dataset> SelectClasses(data::Dataset base, const std::vector<int64_t>& classes) {
+  if (classes.empty()) return base;
+  std::map<int64_t, int64_t> index;
+  for (size_t i = 0; i < classes.size(); ++i)
+    if (!index.emplace(classes[i], static_cast<int64_t>(i)).second)
+      return InvalidArgumentError("--classes lists label ", classes[i], " twice");
+  auto label_of = [](const data::Element& e) -> StatusOr<int64_t> {
+    STRATA_ASSIGN_OR_RETURN(Tensor t, e.Get("label"));
+    if (t.num_elements() != 1 || t.dtype() != DType::kInt64)
+      return InvalidArgumentError(e.Describe(), ": --classes needs one int64 label per example, got ", t.TypeString());
+    return t.data<int64_t>()[0];
+  };
+  return base
+      .Filter([index, label_of](const data::Element& e) -> StatusOr<bool> {
+        STRATA_ASSIGN_OR_RETURN(int64_t l, label_of(e));
+        return index.count(l) > 0;
+      }, "classes")
+      .Map([index, label_of](data::Element& e) -> Status {
+        STRATA_ASSIGN_OR_RETURN(int64_t l, label_of(e));
+        e.Set("label", Tensor::Scalar<int64_t>(index.at(l)));
+        return Status::OK();
+      }, {.name = "relabel"});
+}
+
+// --examples_per_class: the positions of the first N examples of each (selected) class of an IDX labels file.
+StatusOr<data::Dataset> FirstPerClass(data::Dataset base, const std::string& labels_path, const TrainFlags& f) {
+  STRATA_ASSIGN_OR_RETURN(Tensor labels, io::ReadIdx(labels_path));
+  if (labels.dtype() != DType::kUInt8 || labels.rank() != 1)
+    return InvalidArgumentError("--examples_per_class: '", labels_path, "' is not an IDX file of uint8 labels");
+  std::set<int64_t> wanted(f.classes.begin(), f.classes.end());
+  std::map<int64_t, int64_t> count;
+  auto keep = std::make_shared<std::set<int64_t>>();
+  for (int64_t i = 0; i < labels.num_elements(); ++i) {
+    const int64_t l = labels.data<uint8_t>()[i];
+    if (!wanted.empty() && !wanted.count(l)) continue;
+    if (count[l]++ < f.examples_per_class) keep->insert(i);
+  }
+  for (int64_t c : f.classes)
+    if (count[c] < f.examples_per_class)
+      return InvalidArgumentError("--examples_per_class ", f.examples_per_class, ": class ", c, " has only ",
+                                  count[c], " examples in '", labels_path, "'");
+  LogInfo("--examples_per_class ", f.examples_per_class, ": training on ", keep->size(), " examples of ",
+          count.size(), " classes");
+  return base.Enumerate(0, "strata/position")
+      .Filter([keep](const data::Element& e) -> StatusOr<bool> {
+        STRATA_ASSIGN_OR_RETURN(Tensor i, e.Get("strata/position"));
+        return keep->count(i.data<int64_t>()[0]) > 0;
+      }, "examples_per_class")
+      .Map([](data::Element& e) -> Status {
+        e.Erase("strata/position");
+        return Status::OK();
+      }, {.name = "drop_position"});
+}
+
 std::string DataPattern(const TrainFlags& f, const std::string& pattern) {
   if (pattern.empty() || f.data_dir.empty() || pattern[0] == '/') return pattern;
   return JoinPath(f.data_dir, pattern);
@@ -304,15 +403,22 @@ StatusOr<data::Dataset> TrainDataset(const TrainFlags& f) {
   data::Dataset base;
   int64_t buffer = 60000;
   if (!f.tfrecord_pattern.empty()) {
+    if (f.examples_per_class > 0)
+      return UnimplementedError("--examples_per_class works on IDX data (--data_dir) only so far");
     STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(DataPattern(f, f.tfrecord_pattern), f));
     buffer = 10000;
   } else if (!f.data_dir.empty()) {
     STRATA_ASSIGN_OR_RETURN(std::string images, IdxFile(f.data_dir, "train-images-idx3-ubyte"));
     STRATA_ASSIGN_OR_RETURN(std::string labels, IdxFile(f.data_dir, "train-labels-idx1-ubyte"));
     base = data::Dataset::Idx(images, labels);
+    if (f.examples_per_class > 0) {
+      STRATA_ASSIGN_OR_RETURN(base, FirstPerClass(base, labels, f));
+    }
   } else {
     return InvalidArgumentError("give --data_dir (IDX files) or --tfrecord_pattern");
   }
+  if (f.examples_per_class < 0) return InvalidArgumentError("--examples_per_class must be >= 0");
+  STRATA_ASSIGN_OR_RETURN(base, SelectClasses(base, f.classes));
   // Cache the decoded uint8 examples; shuffle by (seed, epoch); convert whole batches.
   return base.Cache()
       .Shuffle(buffer, {.seed = f.seed})
@@ -335,6 +441,7 @@ StatusOr<data::Dataset> TestDataset(const TrainFlags& f, bool raw_pixels) {
   } else {
     return InvalidArgumentError("give --data_dir (IDX files) or --validation_pattern");
   }
+  STRATA_ASSIGN_OR_RETURN(base, SelectClasses(base, f.classes));
   return base.Cache().Batch(std::max<int64_t>(f.batch_size, 256)).Map(ToModelInput(raw_pixels), {.name = "to_float"});
 }
 

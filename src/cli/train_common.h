@@ -58,6 +58,19 @@ struct TrainFlags {
   bool enable_xla = false;            // accepted: strata always compiles the step into one optimised plan
   bool terminate_on_nan = true;       // stop at the first step whose loss is NaN or infinite (TerminateOnNaN)
   bool check_numerics = false;        // name the first op of a step that produces NaN or infinity
+  // Data subsets (train and validation): keep the examples of these labels, relabelled 0..k-1 in this order; and
+  // the first N examples of each class of the training set (IDX data; 0 = all).
+  std::vector<int64_t> classes;
+  int64_t examples_per_class = 0;
+  // Transfer learning (docs/training.md "Transfer learning").
+  std::string weights;                  // initial weights: checkpoint dir, .safetensors, .onnx, (.h5: not yet)
+  bool new_head = false;                // re-initialise the head (last layer with weights) even when it fits
+  bool freeze_base = false;             // phase 1: only the head trains
+  int head_epochs = -1;                 // epochs of phase 1 (-1: --epochs)
+  std::string fine_tune_at;             // phase 2: this layer (name or index) and the later ones train
+  int fine_tune_epochs = 0;             // epochs of phase 2
+  double fine_tune_learning_rate = -1;  // constant lr of phase 2 (< 0: --learning_rate / 10)
+  std::string lr_multipliers;           // "prefix=m,prefix=m": per-variable lr multipliers by name prefix
 };
 
 // "--learning_rate" -> "--learning_rate,--learning-rate": TensorFlow's underscore spelling, with dashes accepted as

@@ -107,61 +107,65 @@ Status AssignWeights(Model& model, const std::map<std::string, Tensor>& tensors,
                               " weights to load); nothing was loaded. ", StrJoin(parts, "; "), ".", hint);
 }
 
-Status LoadWeights(Model& model, const std::string& path, const LoadWeightsOptions& options) {
-  if (!model.built()) return FailedPreconditionError("loading weights into model '", model.name(), "': not built");
-  const std::string where = StrCat("'", path, "'");
+StatusOr<WeightsFile> ReadWeightsFile(const std::string& path, const LoadWeightsOptions& options) {
+  WeightsFile out;
+  out.where = StrCat("'", path, "'");
   if (IsDirectory(path)) {
     const std::string st = JoinPath(path, "model.safetensors");
     if (!FileExists(st))
-      return NotFoundError("weights ", where, " is a directory without model.safetensors (expected a strata "
+      return NotFoundError("weights ", out.where, " is a directory without model.safetensors (expected a strata "
                            "checkpoint directory, a .safetensors, .onnx or .h5 file)");
-    STRATA_ASSIGN_OR_RETURN(auto tensors, ReadSafetensorsMap(st));
-    return AssignWeights(model, tensors, StrCat("'", st, "'"), options);
+    STRATA_ASSIGN_OR_RETURN(out.tensors, ReadSafetensorsMap(st));
+    out.where = StrCat("'", st, "'");
+    return out;
   }
-  if (!FileExists(path)) return NotFoundError("weights file ", where, " does not exist");
-  // Sniff the first bytes: HDF5 has a signature, safetensors an 8-byte header length then '{'.
-  STRATA_ASSIGN_OR_RETURN(std::string head, ReadRegularFile(path, /*max_bytes=*/INT64_MAX));
-  if (head.size() >= 8 && std::memcmp(head.data(), kHdf5Magic, 8) == 0)
-    return UnimplementedError("weights ", where, " is a Keras HDF5 file (.h5 / .weights.h5): its loader is not "
+  if (!FileExists(path)) return NotFoundError("weights file ", out.where, " does not exist");
+  // By contents: HDF5 has a signature, safetensors an 8-byte header length then '{', the rest is tried as ONNX.
+  STRATA_ASSIGN_OR_RETURN(std::string bytes, ReadRegularFile(path));
+  if (bytes.size() >= 8 && std::memcmp(bytes.data(), kHdf5Magic, 8) == 0)
+    return UnimplementedError("weights ", out.where, " is a Keras HDF5 file (.h5 / .weights.h5): its loader is not "
                               "built into this strata yet; convert the weights to safetensors, or load a strata "
                               "checkpoint");
   if (EndsWith(path, ".h5") || EndsWith(path, ".hdf5"))
-    return InvalidArgumentError("weights ", where, " is named like a Keras HDF5 file but does not start with the "
+    return InvalidArgumentError("weights ", out.where, " is named like a Keras HDF5 file but does not start with the "
                                 "HDF5 signature (truncated or not HDF5)");
-  const bool safetensors_like = head.size() >= 9 && head[8] == '{';
+  const bool safetensors_like = bytes.size() >= 9 && bytes[8] == '{';
   if (EndsWith(path, ".safetensors") || (safetensors_like && !EndsWith(path, ".onnx"))) {
-    STRATA_ASSIGN_OR_RETURN(io::Safetensors st, io::ParseSafetensors(head, path));
-    std::map<std::string, Tensor> tensors;
-    for (auto& [name, t] : st.tensors) tensors[name] = t;
-    return AssignWeights(model, tensors, where, options);
+    STRATA_ASSIGN_OR_RETURN(io::Safetensors st, io::ParseSafetensors(bytes, path));
+    for (auto& [name, t] : st.tensors) out.tensors[name] = t;
+    return out;
   }
-  if (EndsWith(path, ".onnx") || !safetensors_like) {
-    auto m = onnx::LoadModel(path);
-    if (!m.ok()) {
-      if (EndsWith(path, ".onnx")) return m.status();
-      return InvalidArgumentError("weights ", where, " is not a strata checkpoint, safetensors, ONNX or HDF5 file (",
-                                  m.status().message(), ")");
-    }
-    // Initializers: the float tensors; with a name map only the mapped ones. Constants of the graph (shapes,
-    // axes) are not weights, so unmatched initializers are not reported without a map either.
-    std::map<std::string, Tensor> tensors;
-    for (auto& [name, t] : m->graph.initializers) {
-      if (!options.name_map.empty() && !options.name_map.count(name)) continue;
-      if (t.dtype() != DType::kFloat32 && options.name_map.empty()) continue;
-      tensors[name] = t;
-    }
-    LoadWeightsOptions o = options;
-    if (options.name_map.empty()) o.ignore_unexpected = true;
-    std::vector<std::string> absent;
-    for (const auto& [file_name, model_name] : options.name_map)
-      if (!m->graph.initializers.count(file_name)) absent.push_back(StrCat("'", file_name, "'"));
-    if (!absent.empty())
-      return InvalidArgumentError("weights ", where, ": the name map names ", absent.size(),
-                                  " initializers the ONNX graph does not have: ", ListNames(absent),
-                                  "; nothing was loaded");
-    return AssignWeights(model, tensors, where, o);
+  const size_t slash = path.rfind('/');
+  const std::string base_dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  auto m = onnx::ParseModel(bytes, base_dir, path);
+  if (!m.ok()) {
+    if (EndsWith(path, ".onnx")) return m.status();
+    return InvalidArgumentError("weights ", out.where, " is not a strata checkpoint, safetensors, ONNX or HDF5 file (",
+                                m.status().message(), ")");
   }
-  return InvalidArgumentError("weights ", where, ": unknown format");
+  // Initializers: the float tensors; with a name map only the mapped ones. Other constants of the graph (shapes,
+  // axes) are not weights, so initializers no weight asks for are not reported.
+  std::vector<std::string> absent;
+  for (const auto& [file_name, model_name] : options.name_map)
+    if (!m->graph.initializers.count(file_name)) absent.push_back(StrCat("'", file_name, "'"));
+  if (!absent.empty())
+    return InvalidArgumentError("weights ", out.where, ": the name map names ", absent.size(),
+                                " initializers the ONNX graph does not have: ", ListNames(absent));
+  for (auto& [name, t] : m->graph.initializers) {
+    if (!options.name_map.empty() && !options.name_map.count(name)) continue;
+    if (t.dtype() != DType::kFloat32 && options.name_map.empty()) continue;
+    out.tensors[name] = t;
+  }
+  out.extra_tensors_expected = options.name_map.empty();
+  return out;
+}
+
+Status LoadWeights(Model& model, const std::string& path, const LoadWeightsOptions& options) {
+  if (!model.built()) return FailedPreconditionError("loading weights into model '", model.name(), "': not built");
+  STRATA_ASSIGN_OR_RETURN(WeightsFile file, ReadWeightsFile(path, options));
+  LoadWeightsOptions o = options;
+  if (file.extra_tensors_expected) o.ignore_unexpected = true;
+  return AssignWeights(model, file.tensors, file.where, o);
 }
 
 }  // namespace strata::nn
