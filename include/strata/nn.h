@@ -381,6 +381,23 @@ StatusOr<WeightsFile> ReadWeightsFile(const std::string& path, const LoadWeights
 // .weights.h5: Unimplemented here). The model must be built.
 Status LoadWeights(Model& model, const std::string& path, const LoadWeightsOptions& options = {});
 
+// ---- fine-tuning an imported ONNX model (src/nn/onnx_layer.cc) ----
+
+struct OnnxTransferOptions {
+  std::vector<int64_t> input_shape;  // (H, W, C) of the Keras input; fed to the graph NCHW or NHWC as it declares
+  std::string head_at;               // the graph tensor the new head reads ("" = the graph's first output)
+  int64_t num_classes = 10;
+  uint64_t seed = 0;                 // the head's initialisation
+  std::string layer_name = "onnx_graph";
+  std::string model_name = "onnx_transfer";
+};
+// Input("input_image") -> the ONNX graph up to `head_at` (one layer, "onnx_graph", whose weights are the graph's
+// float initializers under "onnx_graph/<initializer>", trainable except BatchNormalization's running statistics;
+// its BatchNormalization nodes run in inference mode, as a frozen Keras BN) -> Flatten -> Dense(num_classes,
+// "head") = output "logits". Built, with the initializers' values. The nodes are re-emitted at opset 17 (graphs
+// of opset >= 13); a graph with control flow is refused.
+StatusOr<std::unique_ptr<Model>> OnnxTransferModel(const std::string& path, const OnnxTransferOptions& options);
+
 // ---- model zoo ----
 
 // "mlp": Flatten, Dense 256 relu, Dense 128 relu, Dense num_classes (the 784-256-128-10 MLP of the PyTorch peer);

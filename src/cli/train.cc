@@ -223,7 +223,24 @@ Status RunTrain(CLI::App* cmd, TrainFlags f) {
   }
   STRATA_ASSIGN_OR_RETURN(data::Dataset train_ds, TrainDataset(f));
   auto test_ds = TestDataset(f);
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<nn::Model> model, nn::ZooModel(f.model_name, f.input_shape, f.num_classes));
+  std::unique_ptr<nn::Model> model;
+  if (!f.onnx_model.empty()) {
+    nn::OnnxTransferOptions oo;
+    oo.input_shape = f.input_shape;
+    oo.head_at = f.head_at;
+    oo.num_classes = f.num_classes;
+    oo.seed = f.seed;
+    oo.model_name = f.model_name == "cnn_small" ? "onnx_transfer" : f.model_name;
+    auto m = nn::OnnxTransferModel(f.onnx_model, oo);
+    if (!m.ok()) return Status(m.status()).WithContext(StrCat("--onnx_model '", f.onnx_model, "'"));
+    model = std::move(*m);
+    f.model_name = model->name();
+    LogInfo("fine-tuning ONNX model '", f.onnx_model, "' up to '", f.head_at.empty() ? "its output" : f.head_at,
+            "' with a new head of ", f.num_classes, " classes: ", model->CountParams(true), " trainable params");
+  } else {
+    if (!f.head_at.empty()) return InvalidArgumentError("--head_at needs --onnx_model");
+    STRATA_ASSIGN_OR_RETURN(model, nn::ZooModel(f.model_name, f.input_shape, f.num_classes));
+  }
   STRATA_RETURN_IF_ERROR(model->Build(f.seed));
   // Transfer learning: checked before any work, so that a bad flag or weights file changes nothing.
   const bool two_phase = f.freeze_base || !f.fine_tune_at.empty();

@@ -64,6 +64,11 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
                   "Initial weights: a strata checkpoint directory, .safetensors (by weight name), .onnx (float "
                   "initializers by name); Keras .h5 is not built yet. The head (last layer with weights) is "
                   "re-initialised when its shape differs (another --num_classes) or with --new_head");
+  cmd->add_option(FlagNames("--onnx_model"), f->onnx_model,
+                  "Fine-tune an ONNX model (e.g. a torchvision export) instead of a zoo model: its float "
+                  "initializers train, a new Dense head of --num_classes reads --head_at");
+  cmd->add_option(FlagNames("--head_at"), f->head_at,
+                  "With --onnx_model: the graph tensor the new head reads (default: the graph's output)");
   cmd->add_flag(FlagNames("--new_head"), f->new_head, "Re-initialise the head instead of loading it from --weights");
   cmd->add_flag(FlagNames("--freeze_base"), f->freeze_base,
                 "Phase 1: freeze every layer but the head (frozen BatchNormalization runs in inference mode)");
@@ -195,6 +200,8 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     else if (key == "compression") STRATA_RETURN_IF_ERROR(str(&f->compression));
     else if (key == "model_name") STRATA_RETURN_IF_ERROR(str(&f->model_name));
     else if (key == "weights") STRATA_RETURN_IF_ERROR(str(&f->weights));
+    else if (key == "onnx_model") STRATA_RETURN_IF_ERROR(str(&f->onnx_model));
+    else if (key == "head_at") STRATA_RETURN_IF_ERROR(str(&f->head_at));
     else if (key == "fine_tune_at") {
       if (v.is_number()) f->fine_tune_at = StrCat(static_cast<int64_t>(v.as_double()));
       else STRATA_RETURN_IF_ERROR(str(&f->fine_tune_at));

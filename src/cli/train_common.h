@@ -71,6 +71,9 @@ struct TrainFlags {
   int fine_tune_epochs = 0;             // epochs of phase 2
   double fine_tune_learning_rate = -1;  // constant lr of phase 2 (< 0: --learning_rate / 10)
   std::string lr_multipliers;           // "prefix=m,prefix=m": per-variable lr multipliers by name prefix
+  // Fine-tuning an ONNX model: the graph up to --head_at, then a new Dense head (nn::OnnxTransferModel).
+  std::string onnx_model;
+  std::string head_at;
 };
 
 // "--learning_rate" -> "--learning_rate,--learning-rate": TensorFlow's underscore spelling, with dashes accepted as
