@@ -1,6 +1,8 @@
 #include "cli/train_common.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -9,12 +11,15 @@
 #include "core/file_util.h"
 #include "core/json.h"
 #include "core/logging.h"
+#include "core/random.h"
 #include "io/idx.h"
 #include "io/tfrecord.h"
 #include "serve/core/signature.h"
 #include "strata/onnx.h"
 
 namespace strata::cli {
+
+StatusOr<Tensor> ResizeU8(const Tensor& img, int64_t height, int64_t width);
 
 std::string FlagNames(const std::string& names) {
   std::string out = names;
@@ -57,7 +62,17 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option("--classes", f->classes,
                   "Keep only these labels (comma-separated), relabelled 0..k-1 in this order (train and validation)")
       ->delimiter(',');
+  cmd->add_option(FlagNames("--image_dir"), f->image_dir,
+                  "Training images: one subfolder of JPEG/PNG files per class (sorted names = labels 0..n-1), "
+                  "decoded to --input_shape's channels and resized to its H x W");
+  cmd->add_option(FlagNames("--validation_image_dir"), f->validation_image_dir,
+                  "Validation images, laid out like --image_dir");
   if (!training) return;
+  cmd->add_flag(FlagNames("--random_flip"), f->random_flip, "Augment: flip training images left-right (p = 0.5)");
+  cmd->add_flag(FlagNames("--random_crop"), f->random_crop,
+                "Augment: resize training images to 9/8 of H x W, then crop a random H x W");
+  cmd->add_option(FlagNames("--random_rotation"), f->random_rotation,
+                  "Augment: rotate training images by a uniform angle in [-D, D] degrees (nearest, zero fill)");
   cmd->add_option(FlagNames("--examples_per_class"), f->examples_per_class,
                   "Train on the first N examples of each class only (IDX --data_dir; 0 = all)");
   cmd->add_option("--weights", f->weights,
@@ -200,6 +215,9 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     else if (key == "compression") STRATA_RETURN_IF_ERROR(str(&f->compression));
     else if (key == "model_name") STRATA_RETURN_IF_ERROR(str(&f->model_name));
     else if (key == "weights") STRATA_RETURN_IF_ERROR(str(&f->weights));
+    else if (key == "image_dir") STRATA_RETURN_IF_ERROR(str(&f->image_dir));
+    else if (key == "validation_image_dir") STRATA_RETURN_IF_ERROR(str(&f->validation_image_dir));
+    else if (key == "random_rotation") STRATA_RETURN_IF_ERROR(num(&f->random_rotation));
     else if (key == "onnx_model") STRATA_RETURN_IF_ERROR(str(&f->onnx_model));
     else if (key == "head_at") STRATA_RETURN_IF_ERROR(str(&f->head_at));
     else if (key == "fine_tune_at") {
@@ -249,9 +267,12 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     } else if (key == "steps_per_epoch") STRATA_RETURN_IF_ERROR(num(&f->steps_per_epoch));
     else if (key == "verbose") STRATA_RETURN_IF_ERROR(num(&f->verbose));
     else if (key == "deterministic" || key == "resume" || key == "overwrite" || key == "enable_xla" ||
-             key == "terminate_on_nan" || key == "check_numerics" || key == "new_head" || key == "freeze_base") {
+             key == "terminate_on_nan" || key == "check_numerics" || key == "new_head" || key == "freeze_base" ||
+             key == "random_flip" || key == "random_crop") {
       if (!v.is_bool()) return InvalidArgumentError(f->config, ": '", key, "' must be true or false");
-      (key == "new_head"           ? f->new_head
+      (key == "random_flip"        ? f->random_flip
+       : key == "random_crop"      ? f->random_crop
+       : key == "new_head"         ? f->new_head
        : key == "freeze_base"      ? f->freeze_base
        : key == "deterministic"    ? f->deterministic
        : key == "resume"           ? f->resume
@@ -330,6 +351,7 @@ StatusOr<data::Dataset> RecordsDataset(const std::string& pattern, const TrainFl
     const std::string& bytes = enc.data<std::string>()[0];
     if (!bytes.empty()) {
       STRATA_ASSIGN_OR_RETURN(img, data::image::Decode(bytes, static_cast<int>(shape[2]), e.Describe()));
+      STRATA_ASSIGN_OR_RETURN(img, ResizeU8(img, shape[0], shape[1]));  // encoded images of any size
     } else {
       STRATA_ASSIGN_OR_RETURN(img, data::DecodeRaw(raw, DType::kUInt8, shape));
     }
@@ -345,6 +367,75 @@ StatusOr<data::Dataset> RecordsDataset(const std::string& pattern, const TrainFl
 }
 
 }  // namespace
+
+// A uint8 [H, W, C] image resized (bilinear, TF2 semantics) to height x width, rounded back to uint8.
+StatusOr<Tensor> ResizeU8(const Tensor& img, int64_t height, int64_t width) {
+  if (img.rank() == 3 && img.dim(0) == height && img.dim(1) == width) return img;
+  STRATA_ASSIGN_OR_RETURN(Tensor r, data::image::Resize(img, height, width));
+  Tensor out = Tensor::Empty(DType::kUInt8, r.shape());
+  const float* p = r.data<float>();
+  uint8_t* q = out.data<uint8_t>();
+  for (int64_t i = 0; i < r.num_elements(); ++i) q[i] = static_cast<uint8_t>(std::clamp(std::lround(p[i]), 0L, 255L));
+  return out;
+}
+
+// Rotation of a uint8 [H, W, C] image about its centre by `degrees` (nearest neighbour; outside pixels are 0).
+Tensor RotateU8(const Tensor& img, double degrees) {
+  const int64_t h = img.dim(0), w = img.dim(1), c = img.dim(2);
+  Tensor out = Tensor::Zeros(DType::kUInt8, img.shape());
+  const double a = degrees * M_PI / 180.0, cs = std::cos(a), sn = std::sin(a);
+  const double cy = (h - 1) / 2.0, cx = (w - 1) / 2.0;
+  const uint8_t* p = img.data<uint8_t>();
+  uint8_t* q = out.data<uint8_t>();
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x) {
+      // The source of (y, x): the inverse rotation.
+      const double sx = cs * (x - cx) + sn * (y - cy) + cx, sy = -sn * (x - cx) + cs * (y - cy) + cy;
+      const int64_t ix = std::lround(sx), iy = std::lround(sy);
+      if (ix < 0 || iy < 0 || ix >= w || iy >= h) continue;
+      std::memcpy(q + (y * w + x) * c, p + (iy * w + ix) * c, c);
+    }
+  return out;
+}
+
+// Training-time augmentation of one uint8 "image" (before batching): random crop, flip, rotation.
+data::RandomMapFn AugmentFn(const TrainFlags& f) {
+  const int64_t h = f.input_shape[0], w = f.input_shape[1];
+  const bool crop = f.random_crop, flip = f.random_flip;
+  const double rot = f.random_rotation;
+  return [=](data::Element& e, Rng& rng) -> Status {
+    STRATA_ASSIGN_OR_RETURN(Tensor img, e.Get("image"));
+    if (img.dtype() != DType::kUInt8 || img.rank() != 3)
+      return InvalidArgumentError(e.Describe(), ": augmentation expects a uint8 [H, W, C] image, got ",
+                                  img.TypeString());
+    if (crop) {
+      STRATA_ASSIGN_OR_RETURN(img, ResizeU8(img, h + h / 8, w + w / 8));
+      STRATA_ASSIGN_OR_RETURN(img, data::image::RandomCrop(img, h, w, rng));
+    }
+    if (flip && rng.Below(2) == 1) {
+      STRATA_ASSIGN_OR_RETURN(img, data::image::FlipLeftRight(img));
+    }
+    if (rot > 0) img = RotateU8(img, (2 * rng.UniformDouble() - 1) * rot);
+    e.Set("image", std::move(img));
+    return Status::OK();
+  };
+}
+
+// An image folder: "image" uint8 [H, W, C] of --input_shape, "label" int64.
+data::Dataset ImageDirDataset(const std::string& dir, const TrainFlags& f) {
+  const int64_t h = f.input_shape[0], w = f.input_shape[1];
+  const int channels = static_cast<int>(f.input_shape[2]);
+  return data::Dataset::ImageFolder(dir)
+      .Map([h, w, channels](data::Element& e) -> Status {
+        STRATA_ASSIGN_OR_RETURN(Tensor enc, e.Get("image/encoded"));
+        STRATA_ASSIGN_OR_RETURN(Tensor img, data::image::Decode(enc.data<std::string>()[0], channels, e.Describe()));
+        STRATA_ASSIGN_OR_RETURN(img, ResizeU8(img, h, w));
+        e.Erase("image/encoded");
+        e.Erase("class");
+        e.Set("image", std::move(img));
+        return Status::OK();
+      }, {.num_parallel_calls = 2, .name = "decode_resize"});
+}
 
 // --classes: keeps the examples whose label is listed, relabelled by its position in the list.
 StatusOr<data::Dataset> SelectClasses(data::Dataset base, const std::vector<int64_t>& classes) {
@@ -409,7 +500,12 @@ std::string DataPattern(const TrainFlags& f, const std::string& pattern) {
 StatusOr<data::Dataset> TrainDataset(const TrainFlags& f) {
   data::Dataset base;
   int64_t buffer = 60000;
-  if (!f.tfrecord_pattern.empty()) {
+  if (!f.image_dir.empty()) {
+    if (f.examples_per_class > 0)
+      return UnimplementedError("--examples_per_class works on IDX data (--data_dir) only so far");
+    base = ImageDirDataset(f.image_dir, f);
+    buffer = 10000;
+  } else if (!f.tfrecord_pattern.empty()) {
     if (f.examples_per_class > 0)
       return UnimplementedError("--examples_per_class works on IDX data (--data_dir) only so far");
     STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(DataPattern(f, f.tfrecord_pattern), f));
@@ -426,9 +522,13 @@ StatusOr<data::Dataset> TrainDataset(const TrainFlags& f) {
   }
   if (f.examples_per_class < 0) return InvalidArgumentError("--examples_per_class must be >= 0");
   STRATA_ASSIGN_OR_RETURN(base, SelectClasses(base, f.classes));
-  // Cache the decoded uint8 examples; shuffle by (seed, epoch); convert whole batches.
-  return base.Cache()
-      .Shuffle(buffer, {.seed = f.seed})
+  // Cache the decoded uint8 examples; shuffle by (seed, epoch); augment; convert whole batches.
+  base = base.Cache().Shuffle(buffer, {.seed = f.seed});
+  if (f.random_rotation < 0 || f.random_rotation > 180)
+    return InvalidArgumentError("--random_rotation must be in [0, 180] degrees, got ", f.random_rotation);
+  if (f.random_crop || f.random_flip || f.random_rotation > 0)
+    base = base.MapRandom(AugmentFn(f), {.num_parallel_calls = 2, .name = "augment", .seed = f.seed});
+  return base
       .Batch(f.batch_size)
       .Map(ToModelInput(false), {.name = "to_float"})
       .Prefetch(2);
@@ -436,7 +536,12 @@ StatusOr<data::Dataset> TrainDataset(const TrainFlags& f) {
 
 StatusOr<data::Dataset> TestDataset(const TrainFlags& f, bool raw_pixels) {
   data::Dataset base;
-  if (!f.validation_pattern.empty()) {
+  if (!f.validation_image_dir.empty()) {
+    base = ImageDirDataset(f.validation_image_dir, f);
+  } else if (!f.image_dir.empty()) {
+    return NotFoundError("no validation data: --image_dir gives the training images only; give "
+                         "--validation_image_dir for validation");
+  } else if (!f.validation_pattern.empty()) {
     STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(DataPattern(f, f.validation_pattern), f));
   } else if (!f.tfrecord_pattern.empty()) {
     return NotFoundError("no validation data: --tfrecord_pattern gives the training records only; give "
@@ -492,8 +597,9 @@ Status LoadCheckpointWeights(nn::Model* model, const std::string& dir) {
 }
 
 StatusOr<std::string> TrainDataHash(const TrainFlags& f) {
-  const std::string pattern = !f.tfrecord_pattern.empty() ? DataPattern(f, f.tfrecord_pattern)
-                                                           : JoinPath(f.data_dir, "train-*-ubyte*");
+  const std::string pattern = !f.image_dir.empty()          ? JoinPath(f.image_dir, "*/*")
+                              : !f.tfrecord_pattern.empty() ? DataPattern(f, f.tfrecord_pattern)
+                                                            : JoinPath(f.data_dir, "train-*-ubyte*");
   STRATA_ASSIGN_OR_RETURN(data::Manifest m, data::ComputeManifest(pattern));
   return m.hash;
 }

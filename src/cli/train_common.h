@@ -71,6 +71,13 @@ struct TrainFlags {
   int fine_tune_epochs = 0;             // epochs of phase 2
   double fine_tune_learning_rate = -1;  // constant lr of phase 2 (< 0: --learning_rate / 10)
   std::string lr_multipliers;           // "prefix=m,prefix=m": per-variable lr multipliers by name prefix
+  // Image input: class subfolders of JPEG/PNG files (labels = sorted folder names), decoded to --input_shape's
+  // channels and resized to its H x W; training-time augmentation (also for --tfrecord_pattern images).
+  std::string image_dir;
+  std::string validation_image_dir;
+  bool random_flip = false;       // left-right, p = 0.5
+  bool random_crop = false;       // resize to 9/8 of H x W, then a random H x W crop
+  double random_rotation = 0;     // degrees: a uniform angle in [-d, d], nearest neighbour, zero fill
   // Fine-tuning an ONNX model: the graph up to --head_at, then a new Dense head (nn::OnnxTransferModel).
   std::string onnx_model;
   std::string head_at;
