@@ -121,7 +121,32 @@ StatusOr<int> KerasLayerIndex(const nn::Model& model, const std::string& name_or
 // (another --num_classes): then the head keeps its fresh initialisation.
 Status LoadInitialWeights(nn::Model& model, const TrainFlags& f) {
   nn::LoadWeightsOptions o;
+  if (!f.weights_name_map.empty()) {
+    STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(f.weights_name_map));
+    STRATA_ASSIGN_OR_RETURN(Json j, Json::Parse(text, f.weights_name_map));
+    if (!j.is_object())
+      return InvalidArgumentError("--weights_name_map '", f.weights_name_map, "': expected a JSON object of file "
+                                  "tensor name -> model weight name");
+    for (const auto& [k, v] : j.as_object()) {
+      if (!v.is_string())
+        return InvalidArgumentError("--weights_name_map '", f.weights_name_map, "': the value of '", k,
+                                    "' must be a weight name string");
+      o.name_map[k] = v.as_string();
+    }
+  }
   STRATA_ASSIGN_OR_RETURN(nn::WeightsFile file, nn::ReadWeightsFile(f.weights, o));
+  // Model names from here on (the head check below looks tensors up by them).
+  if (!o.name_map.empty()) {
+    std::map<std::string, Tensor> renamed;
+    for (auto& [k, t] : file.tensors) {
+      auto m = o.name_map.find(k);
+      const std::string name = m == o.name_map.end() ? k : m->second;
+      if (!renamed.emplace(name, t).second)
+        return InvalidArgumentError("--weights_name_map maps two tensors of ", file.where, " to '", name, "'");
+    }
+    file.tensors = std::move(renamed);
+    o.name_map.clear();
+  }
   STRATA_ASSIGN_OR_RETURN(int head, HeadIndex(model));
   const nn::Layer* h = model.layers()[head];
   std::string reason;

@@ -84,6 +84,9 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
                   "initializers train, a new Dense head of --num_classes reads --head_at");
   cmd->add_option(FlagNames("--head_at"), f->head_at,
                   "With --onnx_model: the graph tensor the new head reads (default: the graph's output)");
+  cmd->add_option(FlagNames("--weights_name_map"), f->weights_name_map,
+                  "JSON object mapping --weights tensor names to model weight names, e.g. {\"layer1.0.conv1.weight\": "
+                  "\"conv2d_1/kernel\"} (with an ONNX file only the mapped initializers are read)");
   cmd->add_flag(FlagNames("--new_head"), f->new_head, "Re-initialise the head instead of loading it from --weights");
   cmd->add_flag(FlagNames("--freeze_base"), f->freeze_base,
                 "Phase 1: freeze every layer but the head (frozen BatchNormalization runs in inference mode)");
@@ -215,6 +218,7 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     else if (key == "compression") STRATA_RETURN_IF_ERROR(str(&f->compression));
     else if (key == "model_name") STRATA_RETURN_IF_ERROR(str(&f->model_name));
     else if (key == "weights") STRATA_RETURN_IF_ERROR(str(&f->weights));
+    else if (key == "weights_name_map") STRATA_RETURN_IF_ERROR(str(&f->weights_name_map));
     else if (key == "image_dir") STRATA_RETURN_IF_ERROR(str(&f->image_dir));
     else if (key == "validation_image_dir") STRATA_RETURN_IF_ERROR(str(&f->validation_image_dir));
     else if (key == "random_rotation") STRATA_RETURN_IF_ERROR(num(&f->random_rotation));

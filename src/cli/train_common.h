@@ -64,6 +64,7 @@ struct TrainFlags {
   int64_t examples_per_class = 0;
   // Transfer learning (docs/training.md "Transfer learning").
   std::string weights;                  // initial weights: checkpoint dir, .safetensors, .onnx, (.h5: not yet)
+  std::string weights_name_map;         // JSON object: file tensor name -> model weight name
   bool new_head = false;                // re-initialise the head (last layer with weights) even when it fits
   bool freeze_base = false;             // phase 1: only the head trains
   int head_epochs = -1;                 // epochs of phase 1 (-1: --epochs)

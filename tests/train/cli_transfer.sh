@@ -69,6 +69,21 @@ expect_in "$OUT/ft.log" "new head: layer 'dense_1' (Dense) keeps its fresh initi
 expect_in "$OUT/ft.log" "phase 2: fine-tuning from layer 'conv2d_1' (index 3) on, lr 1e-04"
 expect_in "$OUT/ft.log" "recompiling the training plan"
 
+# --weights_name_map: the same weights under other names (a safetensors file rewritten by python3), mapped back.
+/usr/bin/python3 - "$PRE/model.safetensors" "$OUT/renamed.safetensors" "$OUT/map.json" <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], 'rb').read(); n = struct.unpack('<Q', b[:8])[0]; h = json.loads(b[8:8 + n])
+h2 = {('torch.' + k if k != '__metadata__' else k): v for k, v in h.items()}
+hb = json.dumps(h2).encode(); hb += b' ' * (-len(hb) % 8)
+open(sys.argv[2], 'wb').write(struct.pack('<Q', len(hb)) + hb + b[8 + n:])
+json.dump({'torch.' + k: k for k in h if k != '__metadata__'}, open(sys.argv[3], 'w'))
+PY
+"$STRATA" train "${COMMON[@]}" --classes 0,1 --num_classes 2 --epochs 1 --weights "$OUT/renamed.safetensors" \
+  --weights_name_map "$OUT/map.json" > "$OUT/map.log" 2>&1 || { cat "$OUT/map.log"; fail "--weights_name_map"; }
+expect_in "$OUT/map.log" "loaded the weights of model 'cnn_small_same' from '$OUT/renamed.safetensors'"
+expect_fail "$OUT/nomap.log" "$STRATA" train "${COMMON[@]}" --num_classes 2 --weights "$OUT/renamed.safetensors"
+expect_in "$OUT/nomap.log" "unexpected (not in the model): 'torch.conv2d/bias'"
+
 # Bad input: nothing is trained or written, and the message names the problem.
 expect_fail "$OUT/bad1.log" "$STRATA" train "${BASE[@]}" --model_name mlp --num_classes 2 --weights "$PRE" \
   --checkpoint_dir "$OUT/bad1"
