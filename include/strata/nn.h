@@ -173,7 +173,10 @@ class Layer {
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }
   bool trainable() const { return trainable_; }
-  void set_trainable(bool t) { trainable_ = t; }
+  // May change at any time, also after the model is built (Keras semantics): the layer's weights become
+  // (non-)trainable at once (weights declared non-trainable, such as moving statistics, stay so), a Trainer notices
+  // at its next step and recompiles its plan, and a frozen BatchNormalization runs in inference mode.
+  void set_trainable(bool t);
   // Keras's per-layer dtype policy: this layer computes under `p` whatever the trainer's global policy
   // (TrainerOptions::mixed_precision) is; unset = the global policy. E.g. keep a sensitive layer in float32 under
   // mixed_bfloat16.
@@ -201,6 +204,7 @@ class Layer {
   std::optional<DTypePolicy> dtype_policy_;
   bool built_ = false;
   std::vector<WeightSpec> weights_;
+  std::vector<bool> declared_trainable_;  // per weight: trainable as declared, before the layer's flag
 };
 
 // A shared handle to a layer that can be called on symbolic tensors (calling a layer twice shares its weights).
@@ -350,7 +354,11 @@ class Model {
   const std::vector<std::string>& output_names() const;
   // Every layer, topologically sorted (after Build).
   std::vector<Layer*> layers() const;
-  // Every weight, in creation order; and the current values by name.
+  // The layer named `name_or_index` ("dense_1"), or the index'th of layers() ("3"; negative counts from the end).
+  // NotFound naming the closest layer / OutOfRange giving the valid range.
+  StatusOr<int> LayerIndex(std::string_view name_or_index) const;
+  // Every weight, in creation order (trainable = the weight's own flag and its layer's current one); and the
+  // current values by name.
   const std::vector<WeightSpec>& weight_specs() const;
   const std::map<std::string, Tensor>& weights() const;
   StatusOr<Tensor> GetWeight(const std::string& name) const;
@@ -377,6 +385,55 @@ class Model {
 std::unique_ptr<Model> Sequential(std::vector<int64_t> input_shape, std::vector<LayerRef> layers,
                                   std::string name = "sequential", std::string input_name = "input",
                                   std::string output_name = "output");
+
+// ---- weight import (src/nn/weights_import.cc; docs/training.md "Transfer learning") ----
+
+struct LoadWeightsOptions {
+  // File tensor name -> model weight name (ONNX initializers: "layer1.0.conv1.weight" -> "conv2d_1/kernel"). With
+  // a map, an ONNX file contributes only the mapped initializers; other formats rename the mapped ones.
+  std::map<std::string, std::string> name_map;
+  // Model weights whose name starts with one of these keep their current values and the file's tensors for them
+  // are ignored (a new head: "dense_2/").
+  std::vector<std::string> skip_prefixes;
+  // File tensors that match no model weight are ignored instead of reported.
+  bool ignore_unexpected = false;
+};
+// Replaces the model's weights by `tensors` (by name after options.name_map). Every missing, unexpected or
+// mis-typed weight is reported by name in one InvalidArgument (where = the file), and on any error the model is
+// unchanged.
+Status AssignWeights(Model& model, const std::map<std::string, Tensor>& tensors, std::string_view where,
+                     const LoadWeightsOptions& options = {});
+// The tensors of a weights file (see LoadWeights), not yet matched against a model.
+struct WeightsFile {
+  std::map<std::string, Tensor> tensors;
+  std::string where;                    // the file, quoted, for messages
+  bool extra_tensors_expected = false;  // ONNX without a name map: initializers no weight asks for are not errors
+};
+// `model`: needed for Keras HDF5 files, whose weights are matched to the model's by layer name and order (without it
+// an HDF5 file is refused).
+StatusOr<WeightsFile> ReadWeightsFile(const std::string& path, const LoadWeightsOptions& options = {},
+                                      const Model* model = nullptr);
+// Loads weights from a file, by its contents: a strata checkpoint directory (its model.safetensors), a
+// .safetensors file, an ONNX model (float initializers, by name or options.name_map), or Keras HDF5 (.h5,
+// .weights.h5: by layer name, then order within a layer, as LoadKerasWeights). The model must be built.
+Status LoadWeights(Model& model, const std::string& path, const LoadWeightsOptions& options = {});
+
+// ---- fine-tuning an imported ONNX model (src/nn/onnx_layer.cc) ----
+
+struct OnnxTransferOptions {
+  std::vector<int64_t> input_shape;  // (H, W, C) of the Keras input; fed to the graph NCHW or NHWC as it declares
+  std::string head_at;               // the graph tensor the new head reads ("" = the graph's first output)
+  int64_t num_classes = 10;
+  uint64_t seed = 0;                 // the head's initialisation
+  std::string layer_name = "onnx_graph";
+  std::string model_name = "onnx_transfer";
+};
+// Input("input_image") -> the ONNX graph up to `head_at` (one layer, "onnx_graph", whose weights are the graph's
+// float initializers under "onnx_graph/<initializer>", trainable except BatchNormalization's running statistics;
+// its BatchNormalization nodes run in inference mode, as a frozen Keras BN) -> Flatten -> Dense(num_classes,
+// "head") = output "logits". Built, with the initializers' values. The nodes are re-emitted at opset 17 (graphs
+// of opset >= 13); a graph with control flow is refused.
+StatusOr<std::unique_ptr<Model>> OnnxTransferModel(const std::string& path, const OnnxTransferOptions& options);
 
 // ---- model zoo ----
 
@@ -416,6 +473,10 @@ std::vector<std::string> ApplicationNames();
 // missing, unexpected or mis-shaped weight is reported by name in one InvalidArgument error, and on any error the
 // model is left unchanged. Unreadable or truncated files give DataLoss/NotFound naming the file.
 Status LoadKerasWeights(Model& model, const std::string& path);
+// The tensors of a Keras weights file keyed by `model`'s weight names (layer name, then order within the layer);
+// weights of layers the model lacks, or past a layer's own count, keep their HDF5 path as the key, so that
+// AssignWeights reports them as unexpected (and a mis-shaped one as mis-shaped).
+StatusOr<std::map<std::string, Tensor>> ReadKerasWeightsFor(const Model& model, const std::string& path);
 
 // ---- losses (emitted into the training graph) ----
 

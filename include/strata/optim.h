@@ -66,6 +66,9 @@ struct OptimizerConfig {
   std::optional<double> weight_decay;  // decoupled, applied before the update; AdamW defaults to 0.004
   std::vector<std::string> exclude_from_weight_decay;  // variables whose name contains one of these get none
   ClipOptions clip;
+  // Learning-rate multipliers per variable, chosen by name prefix ({"conv2d", 0.1}, {"dense_2/", 10}): a variable's
+  // update uses lr times the multiplier of the first matching prefix (1 without one). Multipliers must be >= 0.
+  std::vector<std::pair<std::string, double>> lr_multipliers;
   double momentum = 0.0;  // SGD, RMSprop
   bool nesterov = false;  // SGD
   double beta_1 = 0.9, beta_2 = 0.999;  // Adam
@@ -99,6 +102,8 @@ class Optimizer {
   const Schedule& learning_rate() const { return config_.learning_rate; }
   void set_learning_rate(Schedule s) { config_.learning_rate = std::move(s); }
   double weight_decay_for(const std::string& variable) const;
+  // The learning-rate multiplier of a variable (config().lr_multipliers; 1 when no prefix matches).
+  double lr_multiplier_for(const std::string& variable) const;
 
   // Slot names of one variable ("momentum"; "m", "v"; ...); each slot has the variable's shape and starts at zero.
   virtual std::vector<std::string> SlotNames() const = 0;

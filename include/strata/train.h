@@ -228,12 +228,18 @@ class Trainer {
   double step_seconds() const;
   // The training graph (after the first step compiled it).
   const graph::Model* training_graph() const;
+  // How often a change of the model's trainable weights (Layer::set_trainable) made the trainer recompile its
+  // training plan. Each recompile is logged; newly trainable weights get zeroed optimizer slots, frozen ones lose
+  // theirs (Keras rebuilds the optimizer state on recompile likewise).
+  int trainable_recompiles() const;
 
   struct Impl;
 
  private:
   Trainer() = default;
   Status EnsureTrainSession(const data::Element& batch, const std::map<std::string, std::string>& keys);
+  // Recompiles the training plan when the set of trainable weights changed since it was compiled.
+  Status SyncTrainable();
   Status EnsureEvalSession(const data::Element& batch, const std::map<std::string, std::string>& keys, bool with_loss);
   // Multi-worker step: averages the gradient graph's results across workers and runs the update graph on them.
   Status ApplyAveragedGradients(std::vector<Tensor>& results);

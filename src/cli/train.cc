@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "cli/train_common.h"
@@ -123,6 +124,139 @@ Status CheckWorkersAgree(train::MpiCollective& workers, const TrainFlags& f, con
 
 Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollective>* workers_out);
 
+// The head: the last layer (topologically) that has weights, e.g. the final Dense of every zoo model.
+StatusOr<int> HeadIndex(const nn::Model& model) {
+  const auto layers = model.layers();
+  for (int i = static_cast<int>(layers.size()) - 1; i >= 0; --i)
+    if (!layers[i]->weights().empty()) return i;
+  return InvalidArgumentError("model '", model.name(), "' has no layer with weights");
+}
+
+// --fine_tune_at: a layer name, or an index into Keras's model.layers, which lists the input layers first (as the
+// summary does). Returns the index into Model::layers() (no input layers); an input layer means "from the first".
+StatusOr<int> KerasLayerIndex(const nn::Model& model, const std::string& name_or_index) {
+  const int inputs = static_cast<int>(model.input_names().size());
+  const int n = static_cast<int>(model.layers().size()) + inputs;
+  const bool numeric = !name_or_index.empty() && name_or_index.size() < 10 &&
+                       name_or_index.find_first_not_of("0123456789") == std::string::npos;
+  if (!numeric) {
+    if (!name_or_index.empty() && name_or_index[0] == '-')
+      return InvalidArgumentError("layer index ", name_or_index, " is negative; give 0..", n - 1, " or a layer name");
+    return model.LayerIndex(name_or_index);
+  }
+  const int i = std::stoi(name_or_index);
+  if (i >= n)
+    return OutOfRangeError("layer index ", i, " is past the last layer of model '", model.name(), "', which has ", n,
+                           " layers (indices 0..", n - 1, ", the input layer first, as in the summary)");
+  return std::max(0, i - inputs);
+}
+
+// --weights: loads every weight, except the head when --new_head says so or when the file's head has another shape
+// (another --num_classes): then the head keeps its fresh initialisation.
+Status LoadInitialWeights(nn::Model& model, const TrainFlags& f) {
+  nn::LoadWeightsOptions o;
+  if (!f.weights_name_map.empty()) {
+    STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(f.weights_name_map));
+    STRATA_ASSIGN_OR_RETURN(Json j, Json::Parse(text, f.weights_name_map));
+    if (!j.is_object())
+      return InvalidArgumentError("--weights_name_map '", f.weights_name_map, "': expected a JSON object of file "
+                                  "tensor name -> model weight name");
+    for (const auto& [k, v] : j.as_object()) {
+      if (!v.is_string())
+        return InvalidArgumentError("--weights_name_map '", f.weights_name_map, "': the value of '", k,
+                                    "' must be a weight name string");
+      o.name_map[k] = v.as_string();
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(nn::WeightsFile file, nn::ReadWeightsFile(f.weights, o, &model));
+  // Model names from here on (the head check below looks tensors up by them).
+  if (!o.name_map.empty()) {
+    std::map<std::string, Tensor> renamed;
+    for (auto& [k, t] : file.tensors) {
+      auto m = o.name_map.find(k);
+      const std::string name = m == o.name_map.end() ? k : m->second;
+      if (!renamed.emplace(name, t).second)
+        return InvalidArgumentError("--weights_name_map maps two tensors of ", file.where, " to '", name, "'");
+    }
+    file.tensors = std::move(renamed);
+    o.name_map.clear();
+  }
+  STRATA_ASSIGN_OR_RETURN(int head, HeadIndex(model));
+  const nn::Layer* h = model.layers()[head];
+  std::string reason;
+  if (f.new_head) reason = "--new_head";
+  for (const nn::WeightSpec& w : h->weights()) {
+    auto it = file.tensors.find(w.name);
+    if (reason.empty() && it != file.tensors.end() && it->second.shape() != w.shape)
+      reason = StrCat("the file's '", w.name, "' is ", it->second.TypeString(), ", the model's (--num_classes ",
+                      f.num_classes, ") ", DTypeName(w.dtype), w.shape.ToString());
+  }
+  if (!reason.empty()) {
+    o.skip_prefixes.push_back(h->name() + "/");
+    o.ignore_unexpected = file.extra_tensors_expected;
+    // The file's head tensors are not loaded: drop them so that they are not reported as unexpected either.
+    for (const nn::WeightSpec& w : h->weights()) file.tensors.erase(w.name);
+    LogInfo("new head: layer '", h->name(), "' (", h->type(), ") keeps its fresh initialisation (", reason, ")");
+  }
+  if (file.extra_tensors_expected) o.ignore_unexpected = true;
+  STRATA_RETURN_IF_ERROR(nn::AssignWeights(model, file.tensors, file.where, o));
+  LogInfo("loaded the weights of model '", model.name(), "' from ", file.where);
+  return Status::OK();
+}
+
+// "conv2d=0.1,dense_1/=10" -> {{"conv2d", 0.1}, {"dense_1/", 10}}.
+StatusOr<std::vector<std::pair<std::string, double>>> ParseLrMultipliers(const std::string& text) {
+  std::vector<std::pair<std::string, double>> out;
+  if (text.empty()) return out;
+  std::vector<std::string> parts;
+  for (size_t pos = 0; pos <= text.size();) {
+    size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    parts.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  for (const std::string& part : parts) {
+    const size_t eq = part.rfind('=');
+    char* end = nullptr;
+    const double m = eq == std::string::npos ? 0 : std::strtod(part.c_str() + eq + 1, &end);
+    if (eq == std::string::npos || eq == 0 || end == part.c_str() + eq + 1 || *end != '\0')
+      return InvalidArgumentError("--lr_multipliers: expected prefix=multiplier, got '", part,
+                                  "' (e.g. --lr_multipliers conv2d=0.1,dense_1/=10)");
+    out.emplace_back(part.substr(0, eq), m);
+  }
+  return out;
+}
+
+// Two-phase fine-tuning (Keras's transfer-learning guide): phase 1 trains the head with the base frozen, phase 2
+// unfreezes layers [fine_tune_at, end) at a constant, lower learning rate. Applied at the start of each phase's
+// first epoch; the trainer notices the changed trainable weights and recompiles its plan (it logs so).
+class FineTunePhases final : public train::Callback {
+ public:
+  FineTunePhases(nn::Model* model, int head, int head_epochs, int fine_at, double fine_lr)
+      : model_(model), head_(head), head_epochs_(head_epochs), fine_at_(fine_at), fine_lr_(fine_lr) {}
+  Status OnEpochBegin(train::Trainer& t, int epoch) override {
+    const auto layers = model_->layers();
+    if (epoch == 0 && head_epochs_ > 0) {
+      for (size_t i = 0; i < layers.size(); ++i) layers[i]->set_trainable(static_cast<int>(i) == head_);
+      LogInfo("phase 1 (", head_epochs_, " epochs): base frozen, training the head '", layers[head_]->name(),
+              "': ", model_->CountParams(true), " trainable params of ", model_->CountParams(false));
+    }
+    if (epoch == head_epochs_ && fine_at_ >= 0) {
+      for (size_t i = 0; i < layers.size(); ++i) layers[i]->set_trainable(static_cast<int>(i) >= fine_at_);
+      t.SetLearningRate(fine_lr_);
+      LogInfo("phase 2: fine-tuning from layer '", layers[fine_at_]->name(), "' (index ",
+              fine_at_ + model_->input_names().size(), ") on, lr ",
+              fine_lr_, ": ", model_->CountParams(true), " trainable params of ", model_->CountParams(false));
+    }
+    return Status::OK();
+  }
+
+ private:
+  nn::Model* model_;
+  int head_, head_epochs_, fine_at_;
+  double fine_lr_;
+};
+
 Status RunTrain(CLI::App* cmd, TrainFlags f) {
   std::shared_ptr<train::MpiCollective> workers;
   Status s = RunTrainIn(cmd, std::move(f), &workers);
@@ -169,8 +303,47 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
   }
   STRATA_ASSIGN_OR_RETURN(data::Dataset train_ds, TrainDataset(f, {num_workers, rank}));
   auto test_ds = TestDataset(f);
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<nn::Model> model, nn::ZooModel(f.model_name, f.input_shape, f.num_classes));
+  std::unique_ptr<nn::Model> model;
+  if (!f.onnx_model.empty()) {
+    nn::OnnxTransferOptions oo;
+    oo.input_shape = f.input_shape;
+    oo.head_at = f.head_at;
+    oo.num_classes = f.num_classes;
+    oo.seed = f.seed;
+    oo.model_name = f.model_name == "cnn_small" ? "onnx_transfer" : f.model_name;
+    auto m = nn::OnnxTransferModel(f.onnx_model, oo);
+    if (!m.ok()) return Status(m.status()).WithContext(StrCat("--onnx_model '", f.onnx_model, "'"));
+    model = std::move(*m);
+    f.model_name = model->name();
+    LogInfo("fine-tuning ONNX model '", f.onnx_model, "' up to '", f.head_at.empty() ? "its output" : f.head_at,
+            "' with a new head of ", f.num_classes, " classes: ", model->CountParams(true), " trainable params");
+  } else {
+    if (!f.head_at.empty()) return InvalidArgumentError("--head_at needs --onnx_model");
+    STRATA_ASSIGN_OR_RETURN(model, nn::ZooModel(f.model_name, f.input_shape, f.num_classes));
+  }
   STRATA_RETURN_IF_ERROR(model->Build(f.seed));
+  // Transfer learning: checked before any work, so that a bad flag or weights file changes nothing.
+  const bool two_phase = f.freeze_base || !f.fine_tune_at.empty();
+  if (f.head_epochs >= 0 && !f.freeze_base) return InvalidArgumentError("--head_epochs needs --freeze_base");
+  if (!f.fine_tune_at.empty() && f.fine_tune_epochs <= 0)
+    return InvalidArgumentError("--fine_tune_at needs --fine_tune_epochs N (N > 0), the epochs of phase 2");
+  if (f.fine_tune_at.empty() && f.fine_tune_epochs > 0)
+    return InvalidArgumentError("--fine_tune_epochs needs --fine_tune_at LAYER (the first layer to unfreeze)");
+  if (two_phase && f.resume)
+    return UnimplementedError("--resume of a two-phase fine-tuning run (--freeze_base / --fine_tune_at) is not "
+                              "built yet; run the phases as two `strata train` runs, the second with --weights");
+  const int head_epochs = f.freeze_base ? (f.head_epochs >= 0 ? f.head_epochs : f.epochs) : 0;
+  int fine_at = -1;
+  if (!f.fine_tune_at.empty()) {
+    auto i = KerasLayerIndex(*model, f.fine_tune_at);
+    if (!i.ok()) return Status(i.status()).WithContext("--fine_tune_at");
+    fine_at = *i;
+  }
+  STRATA_ASSIGN_OR_RETURN(int head, HeadIndex(*model));
+  if (two_phase) f.epochs = head_epochs + (fine_at >= 0 ? f.fine_tune_epochs : 0);
+  if (f.epochs < 1) return InvalidArgumentError("nothing to train: 0 epochs");
+  const double fine_lr = f.fine_tune_learning_rate >= 0 ? f.fine_tune_learning_rate : f.learning_rate / 10;
+  if (!f.weights.empty() && !f.resume) STRATA_RETURN_IF_ERROR(LoadInitialWeights(*model, f));
   if (num_workers > 1) STRATA_RETURN_IF_ERROR(CheckWorkersAgree(*workers, f, *model, dataset_hash));
   if (f.verbose > 0) {
     STRATA_ASSIGN_OR_RETURN(std::string summary, model->Summary());
@@ -192,10 +365,15 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
                                   num_workers, " workers)");
   }
   train::CompileOptions c;
+  STRATA_ASSIGN_OR_RETURN(c.optimizer_config.lr_multipliers, ParseLrMultipliers(f.lr_multipliers));
   c.loss["logits"] = nn::Loss::SparseCategoricalCrossentropy(true);
   c.metrics["logits"] = {"accuracy"};
   c.optimizer = f.optimizer;
-  STRATA_ASSIGN_OR_RETURN(c.optimizer_config.learning_rate, MakeSchedule(f, steps));
+  {
+    TrainFlags schedule_flags = f;  // phase 1's schedule spans phase 1 (phase 2 runs at a constant rate)
+    if (two_phase && head_epochs > 0) schedule_flags.epochs = head_epochs;
+    STRATA_ASSIGN_OR_RETURN(c.optimizer_config.learning_rate, MakeSchedule(schedule_flags, steps));
+  }
   if (f.weight_decay >= 0) c.optimizer_config.weight_decay = f.weight_decay;
   if (f.global_clipnorm > 0) c.optimizer_config.clip.global_clipnorm = f.global_clipnorm;
   train::TrainerOptions to;
@@ -259,6 +437,7 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
   } else {
     LogInfo("training without validation: ", test_ds.status().message());
   }
+  if (two_phase) fo.callbacks.push_back(std::make_shared<FineTunePhases>(model.get(), head, head_epochs, fine_at, fine_lr));
   if (f.enable_xla) LogInfo("--enable_xla: strata compiles every training step into one optimised plan anyway");
   // Before the checkpoint callback: a NaN step stops training before its broken weights are saved.
   if (f.terminate_on_nan) fo.callbacks.push_back(train::TerminateOnNaN());

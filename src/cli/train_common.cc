@@ -2,15 +2,24 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
 
 #include "core/file_util.h"
 #include "core/json.h"
+#include "core/logging.h"
+#include "core/random.h"
+#include "io/idx.h"
 #include "io/tfrecord.h"
 #include "serve/core/signature.h"
 #include "strata/onnx.h"
 
 namespace strata::cli {
+
+StatusOr<Tensor> ResizeU8(const Tensor& img, int64_t height, int64_t width);
 
 std::string FlagNames(const std::string& names) {
   std::string out = names;
@@ -50,7 +59,45 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option(FlagNames("--memory_limit_mb"), f->memory_limit_mb, "Executor memory limit (0 = none)");
   cmd->add_option(FlagNames("--intra_op_threads"), f->intra_op_threads, "Intra-op threads (0 = one per core)");
   AddConvAlgorithmOption(cmd, &f->conv_algorithm);
+  cmd->add_option("--classes", f->classes,
+                  "Keep only these labels (comma-separated), relabelled 0..k-1 in this order (train and validation)")
+      ->delimiter(',');
+  cmd->add_option(FlagNames("--image_dir"), f->image_dir,
+                  "Training images: one subfolder of JPEG/PNG files per class (sorted names = labels 0..n-1), "
+                  "decoded to --input_shape's channels and resized to its H x W");
+  cmd->add_option(FlagNames("--validation_image_dir"), f->validation_image_dir,
+                  "Validation images, laid out like --image_dir");
   if (!training) return;
+  cmd->add_flag(FlagNames("--random_flip"), f->random_flip, "Augment: flip training images left-right (p = 0.5)");
+  cmd->add_flag(FlagNames("--random_crop"), f->random_crop,
+                "Augment: resize training images to 9/8 of H x W, then crop a random H x W");
+  cmd->add_option(FlagNames("--random_rotation"), f->random_rotation,
+                  "Augment: rotate training images by a uniform angle in [-D, D] degrees (nearest, zero fill)");
+  cmd->add_option(FlagNames("--examples_per_class"), f->examples_per_class,
+                  "Train on the first N examples of each class only (IDX --data_dir; 0 = all)");
+  cmd->add_option("--weights", f->weights,
+                  "Initial weights: a strata checkpoint directory, .safetensors (by weight name), .onnx (float "
+                  "initializers by name); Keras .h5 is not built yet. The head (last layer with weights) is "
+                  "re-initialised when its shape differs (another --num_classes) or with --new_head");
+  cmd->add_option(FlagNames("--onnx_model"), f->onnx_model,
+                  "Fine-tune an ONNX model (e.g. a torchvision export) instead of a zoo model: its float "
+                  "initializers train, a new Dense head of --num_classes reads --head_at");
+  cmd->add_option(FlagNames("--head_at"), f->head_at,
+                  "With --onnx_model: the graph tensor the new head reads (default: the graph's output)");
+  cmd->add_option(FlagNames("--weights_name_map"), f->weights_name_map,
+                  "JSON object mapping --weights tensor names to model weight names, e.g. {\"layer1.0.conv1.weight\": "
+                  "\"conv2d_1/kernel\"} (with an ONNX file only the mapped initializers are read)");
+  cmd->add_flag(FlagNames("--new_head"), f->new_head, "Re-initialise the head instead of loading it from --weights");
+  cmd->add_flag(FlagNames("--freeze_base"), f->freeze_base,
+                "Phase 1: freeze every layer but the head (frozen BatchNormalization runs in inference mode)");
+  cmd->add_option(FlagNames("--head_epochs"), f->head_epochs, "Epochs of phase 1 with --freeze_base (default --epochs)");
+  cmd->add_option(FlagNames("--fine_tune_at"), f->fine_tune_at,
+                  "Phase 2: unfreeze this layer (name or index, see the summary) and every later one");
+  cmd->add_option(FlagNames("--fine_tune_epochs"), f->fine_tune_epochs, "Epochs of phase 2 (--fine_tune_at)");
+  cmd->add_option(FlagNames("--fine_tune_learning_rate"), f->fine_tune_learning_rate,
+                  "Constant learning rate of phase 2 (default --learning_rate / 10)");
+  cmd->add_option(FlagNames("--lr_multipliers"), f->lr_multipliers,
+                  "Learning-rate multipliers by weight-name prefix: 'conv2d=0.1,dense_1/=10' (first match wins)");
   cmd->add_option("--epochs", f->epochs, "Epochs");
   cmd->add_option(FlagNames("--learning_rate"), f->learning_rate, "Base learning rate");
   cmd->add_option(FlagNames("--lr_schedule"), f->lr_schedule, "constant, step (x0.1 at 50% and 75%), cosine, poly");
@@ -177,6 +224,29 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     else if (key == "validation_pattern") STRATA_RETURN_IF_ERROR(str(&f->validation_pattern));
     else if (key == "compression") STRATA_RETURN_IF_ERROR(str(&f->compression));
     else if (key == "model_name") STRATA_RETURN_IF_ERROR(str(&f->model_name));
+    else if (key == "weights") STRATA_RETURN_IF_ERROR(str(&f->weights));
+    else if (key == "weights_name_map") STRATA_RETURN_IF_ERROR(str(&f->weights_name_map));
+    else if (key == "image_dir") STRATA_RETURN_IF_ERROR(str(&f->image_dir));
+    else if (key == "validation_image_dir") STRATA_RETURN_IF_ERROR(str(&f->validation_image_dir));
+    else if (key == "random_rotation") STRATA_RETURN_IF_ERROR(num(&f->random_rotation));
+    else if (key == "onnx_model") STRATA_RETURN_IF_ERROR(str(&f->onnx_model));
+    else if (key == "head_at") STRATA_RETURN_IF_ERROR(str(&f->head_at));
+    else if (key == "fine_tune_at") {
+      if (v.is_number()) f->fine_tune_at = StrCat(static_cast<int64_t>(v.as_double()));
+      else STRATA_RETURN_IF_ERROR(str(&f->fine_tune_at));
+    } else if (key == "lr_multipliers") STRATA_RETURN_IF_ERROR(str(&f->lr_multipliers));
+    else if (key == "head_epochs") STRATA_RETURN_IF_ERROR(num(&f->head_epochs));
+    else if (key == "fine_tune_epochs") STRATA_RETURN_IF_ERROR(num(&f->fine_tune_epochs));
+    else if (key == "fine_tune_learning_rate") STRATA_RETURN_IF_ERROR(num(&f->fine_tune_learning_rate));
+    else if (key == "examples_per_class") STRATA_RETURN_IF_ERROR(num(&f->examples_per_class));
+    else if (key == "classes") {
+      if (!v.is_array()) return InvalidArgumentError(f->config, ": 'classes' must be an array of labels, e.g. [5, 6]");
+      f->classes.clear();
+      for (const Json& c : v.as_array()) {
+        if (!c.is_number()) return InvalidArgumentError(f->config, ": 'classes' must hold numbers");
+        f->classes.push_back(static_cast<int64_t>(c.as_double()));
+      }
+    }
     else if (key == "lr_schedule") STRATA_RETURN_IF_ERROR(str(&f->lr_schedule));
     else if (key == "optimizer") STRATA_RETURN_IF_ERROR(str(&f->optimizer));
     else if (key == "checkpoint_dir") STRATA_RETURN_IF_ERROR(str(&f->checkpoint_dir));
@@ -211,9 +281,14 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     } else if (key == "steps_per_epoch") STRATA_RETURN_IF_ERROR(num(&f->steps_per_epoch));
     else if (key == "verbose") STRATA_RETURN_IF_ERROR(num(&f->verbose));
     else if (key == "deterministic" || key == "resume" || key == "overwrite" || key == "enable_xla" ||
-             key == "terminate_on_nan" || key == "check_numerics") {
+             key == "terminate_on_nan" || key == "check_numerics" || key == "new_head" || key == "freeze_base" ||
+             key == "random_flip" || key == "random_crop") {
       if (!v.is_bool()) return InvalidArgumentError(f->config, ": '", key, "' must be true or false");
-      (key == "deterministic"      ? f->deterministic
+      (key == "random_flip"        ? f->random_flip
+       : key == "random_crop"      ? f->random_crop
+       : key == "new_head"         ? f->new_head
+       : key == "freeze_base"      ? f->freeze_base
+       : key == "deterministic"    ? f->deterministic
        : key == "resume"           ? f->resume
        : key == "overwrite"        ? f->overwrite
        : key == "terminate_on_nan" ? f->terminate_on_nan
@@ -300,6 +375,7 @@ StatusOr<data::Dataset> RecordsDataset(const std::string& pattern, const TrainFl
     const std::string& bytes = enc.data<std::string>()[0];
     if (!bytes.empty()) {
       STRATA_ASSIGN_OR_RETURN(img, data::image::Decode(bytes, static_cast<int>(shape[2]), e.Describe()));
+      STRATA_ASSIGN_OR_RETURN(img, ResizeU8(img, shape[0], shape[1]));  // encoded images of any size
     } else {
       STRATA_ASSIGN_OR_RETURN(img, data::DecodeRaw(raw, DType::kUInt8, shape));
     }
@@ -315,6 +391,130 @@ StatusOr<data::Dataset> RecordsDataset(const std::string& pattern, const TrainFl
 }
 
 }  // namespace
+
+// A uint8 [H, W, C] image resized (bilinear, TF2 semantics) to height x width, rounded back to uint8.
+StatusOr<Tensor> ResizeU8(const Tensor& img, int64_t height, int64_t width) {
+  if (img.rank() == 3 && img.dim(0) == height && img.dim(1) == width) return img;
+  STRATA_ASSIGN_OR_RETURN(Tensor r, data::image::Resize(img, height, width));
+  Tensor out = Tensor::Empty(DType::kUInt8, r.shape());
+  const float* p = r.data<float>();
+  uint8_t* q = out.data<uint8_t>();
+  for (int64_t i = 0; i < r.num_elements(); ++i) q[i] = static_cast<uint8_t>(std::clamp(std::lround(p[i]), 0L, 255L));
+  return out;
+}
+
+// Rotation of a uint8 [H, W, C] image about its centre by `degrees` (nearest neighbour; outside pixels are 0).
+Tensor RotateU8(const Tensor& img, double degrees) {
+  const int64_t h = img.dim(0), w = img.dim(1), c = img.dim(2);
+  Tensor out = Tensor::Zeros(DType::kUInt8, img.shape());
+  const double a = degrees * M_PI / 180.0, cs = std::cos(a), sn = std::sin(a);
+  const double cy = (h - 1) / 2.0, cx = (w - 1) / 2.0;
+  const uint8_t* p = img.data<uint8_t>();
+  uint8_t* q = out.data<uint8_t>();
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x) {
+      // The source of (y, x): the inverse rotation.
+      const double sx = cs * (x - cx) + sn * (y - cy) + cx, sy = -sn * (x - cx) + cs * (y - cy) + cy;
+      const int64_t ix = std::lround(sx), iy = std::lround(sy);
+      if (ix < 0 || iy < 0 || ix >= w || iy >= h) continue;
+      std::memcpy(q + (y * w + x) * c, p + (iy * w + ix) * c, c);
+    }
+  return out;
+}
+
+// Training-time augmentation of one uint8 "image" (before batching): random crop, flip, rotation.
+data::RandomMapFn AugmentFn(const TrainFlags& f) {
+  const int64_t h = f.input_shape[0], w = f.input_shape[1];
+  const bool crop = f.random_crop, flip = f.random_flip;
+  const double rot = f.random_rotation;
+  return [=](data::Element& e, Rng& rng) -> Status {
+    STRATA_ASSIGN_OR_RETURN(Tensor img, e.Get("image"));
+    if (img.dtype() != DType::kUInt8 || img.rank() != 3)
+      return InvalidArgumentError(e.Describe(), ": augmentation expects a uint8 [H, W, C] image, got ",
+                                  img.TypeString());
+    if (crop) {
+      STRATA_ASSIGN_OR_RETURN(img, ResizeU8(img, h + h / 8, w + w / 8));
+      STRATA_ASSIGN_OR_RETURN(img, data::image::RandomCrop(img, h, w, rng));
+    }
+    if (flip && rng.Below(2) == 1) {
+      STRATA_ASSIGN_OR_RETURN(img, data::image::FlipLeftRight(img));
+    }
+    if (rot > 0) img = RotateU8(img, (2 * rng.UniformDouble() - 1) * rot);
+    e.Set("image", std::move(img));
+    return Status::OK();
+  };
+}
+
+// An image folder: "image" uint8 [H, W, C] of --input_shape, "label" int64.
+data::Dataset ImageDirDataset(const std::string& dir, const TrainFlags& f) {
+  const int64_t h = f.input_shape[0], w = f.input_shape[1];
+  const int channels = static_cast<int>(f.input_shape[2]);
+  return data::Dataset::ImageFolder(dir)
+      .Map([h, w, channels](data::Element& e) -> Status {
+        STRATA_ASSIGN_OR_RETURN(Tensor enc, e.Get("image/encoded"));
+        STRATA_ASSIGN_OR_RETURN(Tensor img, data::image::Decode(enc.data<std::string>()[0], channels, e.Describe()));
+        STRATA_ASSIGN_OR_RETURN(img, ResizeU8(img, h, w));
+        e.Erase("image/encoded");
+        e.Erase("class");
+        e.Set("image", std::move(img));
+        return Status::OK();
+      }, {.num_parallel_calls = 2, .name = "decode_resize"});
+}
+
+// --classes: keeps the examples whose label is listed, relabelled by its position in the list.
+StatusOr<data::Dataset> SelectClasses(data::Dataset base, const std::vector<int64_t>& classes) {
+  if (classes.empty()) return base;
+  std::map<int64_t, int64_t> index;
+  for (size_t i = 0; i < classes.size(); ++i)
+    if (!index.emplace(classes[i], static_cast<int64_t>(i)).second)
+      return InvalidArgumentError("--classes lists label ", classes[i], " twice");
+  auto label_of = [](const data::Element& e) -> StatusOr<int64_t> {
+    STRATA_ASSIGN_OR_RETURN(Tensor t, e.Get("label"));
+    if (t.num_elements() != 1 || t.dtype() != DType::kInt64)
+      return InvalidArgumentError(e.Describe(), ": --classes needs one int64 label per example, got ", t.TypeString());
+    return t.data<int64_t>()[0];
+  };
+  return base
+      .Filter([index, label_of](const data::Element& e) -> StatusOr<bool> {
+        STRATA_ASSIGN_OR_RETURN(int64_t l, label_of(e));
+        return index.count(l) > 0;
+      }, "classes")
+      .Map([index, label_of](data::Element& e) -> Status {
+        STRATA_ASSIGN_OR_RETURN(int64_t l, label_of(e));
+        e.Set("label", Tensor::Scalar<int64_t>(index.at(l)));
+        return Status::OK();
+      }, {.name = "relabel"});
+}
+
+// --examples_per_class: the positions of the first N examples of each (selected) class of an IDX labels file.
+StatusOr<data::Dataset> FirstPerClass(data::Dataset base, const std::string& labels_path, const TrainFlags& f) {
+  STRATA_ASSIGN_OR_RETURN(Tensor labels, io::ReadIdx(labels_path));
+  if (labels.dtype() != DType::kUInt8 || labels.rank() != 1)
+    return InvalidArgumentError("--examples_per_class: '", labels_path, "' is not an IDX file of uint8 labels");
+  std::set<int64_t> wanted(f.classes.begin(), f.classes.end());
+  std::map<int64_t, int64_t> count;
+  auto keep = std::make_shared<std::set<int64_t>>();
+  for (int64_t i = 0; i < labels.num_elements(); ++i) {
+    const int64_t l = labels.data<uint8_t>()[i];
+    if (!wanted.empty() && !wanted.count(l)) continue;
+    if (count[l]++ < f.examples_per_class) keep->insert(i);
+  }
+  for (int64_t c : f.classes)
+    if (count[c] < f.examples_per_class)
+      return InvalidArgumentError("--examples_per_class ", f.examples_per_class, ": class ", c, " has only ",
+                                  count[c], " examples in '", labels_path, "'");
+  LogInfo("--examples_per_class ", f.examples_per_class, ": training on ", keep->size(), " examples of ",
+          count.size(), " classes");
+  return base.Enumerate(0, "strata/position")
+      .Filter([keep](const data::Element& e) -> StatusOr<bool> {
+        STRATA_ASSIGN_OR_RETURN(Tensor i, e.Get("strata/position"));
+        return keep->count(i.data<int64_t>()[0]) > 0;
+      }, "examples_per_class")
+      .Map([](data::Element& e) -> Status {
+        e.Erase("strata/position");
+        return Status::OK();
+      }, {.name = "drop_position"});
+}
 
 bool IsMultiWorker(const TrainFlags& f) {
   return f.distribution_strategy == "multi_worker_mirrored" || f.distribution_strategy == "MultiWorkerMirroredStrategy";
@@ -332,21 +532,37 @@ StatusOr<data::Dataset> TrainDataset(const TrainFlags& f, const WorkerShard& sha
   if (shard.workers > 1 && (f.batch_size % shard.workers != 0 || f.batch_size < shard.workers))
     return InvalidArgumentError("--batch_size ", f.batch_size, " is the global batch: it must split evenly across the ",
                                 shard.workers, " workers (give a multiple of ", shard.workers, ")");
-  if (!f.tfrecord_pattern.empty()) {
+  if (!f.image_dir.empty()) {
+    if (f.examples_per_class > 0)
+      return UnimplementedError("--examples_per_class works on IDX data (--data_dir) only so far");
+    if (shard.workers > 1) return UnimplementedError("--image_dir with multi_worker_mirrored is not built yet");
+    base = ImageDirDataset(f.image_dir, f);
+    buffer = 10000;
+  } else if (!f.tfrecord_pattern.empty()) {
+    if (f.examples_per_class > 0)
+      return UnimplementedError("--examples_per_class works on IDX data (--data_dir) only so far");
     STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(DataPattern(f, f.tfrecord_pattern), f, shard, &by_file));
     buffer = 10000;
   } else if (!f.data_dir.empty()) {
     STRATA_ASSIGN_OR_RETURN(std::string images, IdxFile(f.data_dir, "train-images-idx3-ubyte"));
     STRATA_ASSIGN_OR_RETURN(std::string labels, IdxFile(f.data_dir, "train-labels-idx1-ubyte"));
     base = data::Dataset::Idx(images, labels);
+    if (f.examples_per_class > 0) {
+      STRATA_ASSIGN_OR_RETURN(base, FirstPerClass(base, labels, f));
+    }
   } else {
     return InvalidArgumentError("give --data_dir (IDX files) or --tfrecord_pattern");
   }
-  // Cache the decoded uint8 examples; shuffle by (seed, epoch); convert whole batches.
+  if (f.examples_per_class < 0) return InvalidArgumentError("--examples_per_class must be >= 0");
+  STRATA_ASSIGN_OR_RETURN(base, SelectClasses(base, f.classes));
+  if (f.random_rotation < 0 || f.random_rotation > 180)
+    return InvalidArgumentError("--random_rotation must be in [0, 180] degrees, got ", f.random_rotation);
+  const bool augment = f.random_crop || f.random_flip || f.random_rotation > 0;
+  // Cache the decoded uint8 examples; shuffle by (seed, epoch); augment; convert whole batches.
   if (shard.workers <= 1) {
-    return base.Cache()
-        .Shuffle(buffer, {.seed = f.seed})
-        .Batch(f.batch_size)
+    base = base.Cache().Shuffle(buffer, {.seed = f.seed});
+    if (augment) base = base.MapRandom(AugmentFn(f), {.num_parallel_calls = 2, .name = "augment", .seed = f.seed});
+    return base.Batch(f.batch_size)
         .Map(ToModelInput(false), {.name = "to_float"})
         .Prefetch(2);
   }
@@ -355,6 +571,9 @@ StatusOr<data::Dataset> TrainDataset(const TrainFlags& f, const WorkerShard& sha
   // shuffled order by example makes the union of the workers' k-th batches the k-th global batch of one worker.
   data::Dataset shuffled = base.Cache().Shuffle(buffer, {.seed = by_file ? f.seed + shard.index : f.seed});
   if (!by_file) shuffled = shuffled.Shard(shard.workers, shard.index);
+  if (augment)
+    shuffled = shuffled.MapRandom(AugmentFn(f), {.num_parallel_calls = 2, .name = "augment",
+                                                 .seed = f.seed + static_cast<uint64_t>(shard.index)});
   return shuffled.Batch(f.batch_size / shard.workers, /*drop_remainder=*/true)
       .Map(ToModelInput(false), {.name = "to_float"})
       .Prefetch(2);
@@ -362,7 +581,12 @@ StatusOr<data::Dataset> TrainDataset(const TrainFlags& f, const WorkerShard& sha
 
 StatusOr<data::Dataset> TestDataset(const TrainFlags& f, bool raw_pixels) {
   data::Dataset base;
-  if (!f.validation_pattern.empty()) {
+  if (!f.validation_image_dir.empty()) {
+    base = ImageDirDataset(f.validation_image_dir, f);
+  } else if (!f.image_dir.empty()) {
+    return NotFoundError("no validation data: --image_dir gives the training images only; give "
+                         "--validation_image_dir for validation");
+  } else if (!f.validation_pattern.empty()) {
     STRATA_ASSIGN_OR_RETURN(base, RecordsDataset(DataPattern(f, f.validation_pattern), f));
   } else if (!f.tfrecord_pattern.empty()) {
     return NotFoundError("no validation data: --tfrecord_pattern gives the training records only; give "
@@ -374,6 +598,7 @@ StatusOr<data::Dataset> TestDataset(const TrainFlags& f, bool raw_pixels) {
   } else {
     return InvalidArgumentError("give --data_dir (IDX files) or --validation_pattern");
   }
+  STRATA_ASSIGN_OR_RETURN(base, SelectClasses(base, f.classes));
   return base.Cache().Batch(std::max<int64_t>(f.batch_size, 256)).Map(ToModelInput(raw_pixels), {.name = "to_float"});
 }
 
@@ -417,8 +642,9 @@ Status LoadCheckpointWeights(nn::Model* model, const std::string& dir) {
 }
 
 StatusOr<std::string> TrainDataHash(const TrainFlags& f) {
-  const std::string pattern = !f.tfrecord_pattern.empty() ? DataPattern(f, f.tfrecord_pattern)
-                                                           : JoinPath(f.data_dir, "train-*-ubyte*");
+  const std::string pattern = !f.image_dir.empty()          ? JoinPath(f.image_dir, "*/*")
+                              : !f.tfrecord_pattern.empty() ? DataPattern(f, f.tfrecord_pattern)
+                                                            : JoinPath(f.data_dir, "train-*-ubyte*");
   STRATA_ASSIGN_OR_RETURN(data::Manifest m, data::ComputeManifest(pattern));
   return m.hash;
 }

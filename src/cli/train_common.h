@@ -62,6 +62,30 @@ struct TrainFlags {
   // multi_worker_mirrored (docs/training.md "Multi-worker training").
   double allreduce_bucket_mb = 25;    // gradient buckets of this many MB, each its own non-blocking allreduce
   double collective_timeout_s = 60;   // the longest any worker waits for the others
+  // Data subsets (train and validation): keep the examples of these labels, relabelled 0..k-1 in this order; and
+  // the first N examples of each class of the training set (IDX data; 0 = all).
+  std::vector<int64_t> classes;
+  int64_t examples_per_class = 0;
+  // Transfer learning (docs/training.md "Transfer learning").
+  std::string weights;                  // initial weights: checkpoint dir, .safetensors, .onnx, (.h5: not yet)
+  std::string weights_name_map;         // JSON object: file tensor name -> model weight name
+  bool new_head = false;                // re-initialise the head (last layer with weights) even when it fits
+  bool freeze_base = false;             // phase 1: only the head trains
+  int head_epochs = -1;                 // epochs of phase 1 (-1: --epochs)
+  std::string fine_tune_at;             // phase 2: this layer (name or index) and the later ones train
+  int fine_tune_epochs = 0;             // epochs of phase 2
+  double fine_tune_learning_rate = -1;  // constant lr of phase 2 (< 0: --learning_rate / 10)
+  std::string lr_multipliers;           // "prefix=m,prefix=m": per-variable lr multipliers by name prefix
+  // Image input: class subfolders of JPEG/PNG files (labels = sorted folder names), decoded to --input_shape's
+  // channels and resized to its H x W; training-time augmentation (also for --tfrecord_pattern images).
+  std::string image_dir;
+  std::string validation_image_dir;
+  bool random_flip = false;       // left-right, p = 0.5
+  bool random_crop = false;       // resize to 9/8 of H x W, then a random H x W crop
+  double random_rotation = 0;     // degrees: a uniform angle in [-d, d], nearest neighbour, zero fill
+  // Fine-tuning an ONNX model: the graph up to --head_at, then a new Dense head (nn::OnnxTransferModel).
+  std::string onnx_model;
+  std::string head_at;
 };
 
 // "--learning_rate" -> "--learning_rate,--learning-rate": TensorFlow's underscore spelling, with dashes accepted as

@@ -125,6 +125,12 @@ void Layer::AddWeight(std::string local, std::vector<int64_t> shape, Initializer
   w.init = init;
   w.trainable = trainable && trainable_;
   weights_.push_back(std::move(w));
+  declared_trainable_.push_back(trainable);
+}
+
+void Layer::set_trainable(bool t) {
+  trainable_ = t;
+  for (size_t i = 0; i < weights_.size(); ++i) weights_[i].trainable = t && declared_trainable_[i];
 }
 
 std::vector<KerasTensor> LayerRef::Call(const std::vector<KerasTensor>& xs) const {

@@ -1,5 +1,7 @@
 // Model: collects the layer calls reachable from the outputs, builds the layers from inferred specs, initialises
 // the weights and emits graphs (inference, training forward, export).
+#include <algorithm>
+#include <cctype>
 #include <functional>
 #include <set>
 #include <unordered_map>
@@ -120,7 +122,58 @@ void Model::AddLoss(KerasTensor scalar, double weight) { impl_->aux.emplace_back
 const std::vector<std::string>& Model::input_names() const { return impl_->input_names; }
 const std::vector<TensorSpec>& Model::input_specs() const { return impl_->input_specs; }
 const std::vector<std::string>& Model::output_names() const { return impl_->output_names; }
-const std::vector<WeightSpec>& Model::weight_specs() const { return impl_->weight_specs; }
+const std::vector<WeightSpec>& Model::weight_specs() const {
+  // Layers may change their trainable flag at any time: refresh the copies.
+  for (size_t i = 0; i < impl_->weight_owners.size(); ++i) {
+    const auto& [layer, j] = impl_->weight_owners[i];
+    impl_->weight_specs[i].trainable = layer->weights()[j].trainable;
+  }
+  return impl_->weight_specs;
+}
+
+StatusOr<int> Model::LayerIndex(std::string_view name_or_index) const {
+  const int n = static_cast<int>(impl_->layers.size());
+  if (!impl_->built) return FailedPreconditionError("model '", impl_->name, "' is not built: call Build() first");
+  const std::string s(name_or_index);
+  size_t digits = 0;
+  while (digits < s.size() && (std::isdigit(static_cast<unsigned char>(s[digits])) || (digits == 0 && s[0] == '-')))
+    ++digits;
+  if (!s.empty() && digits == s.size() && s != "-") {
+    if (s.size() > 9) return OutOfRangeError("layer index ", s, " is past the last layer of model '", impl_->name,
+                                             "', which has ", n, " layers (indices 0..", n - 1, ")");
+    int i = std::stoi(s);
+    if (i < -n || i >= n)
+      return OutOfRangeError("layer index ", i, " is past the last layer of model '", impl_->name, "', which has ", n,
+                             " layers (indices 0..", n - 1, ", or -", n, "..-1 from the end)");
+    return i < 0 ? i + n : i;
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) {
+    if (impl_->layers[i]->name() == s) return i;
+    names.push_back(impl_->layers[i]->name());
+  }
+  // The closest name by edit distance, to suggest.
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t prev = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t cur = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        prev = cur;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (const std::string& c : names)
+    if (size_t d = distance(s, c); d < best_d) best_d = d, best = c;
+  return NotFoundError("model '", impl_->name, "' has no layer named '", s, "'", best.empty() ? "" : StrCat(
+                       " (did you mean '", best, "'?)"), "; give a layer name or an index 0..", n - 1);
+}
 const std::map<std::string, Tensor>& Model::weights() const { return impl_->weights; }
 
 std::vector<Layer*> Model::layers() const {
@@ -153,7 +206,7 @@ Status Model::SetWeights(const std::map<std::string, Tensor>& values) {
 
 int64_t Model::CountParams(bool trainable_only) const {
   int64_t n = 0;
-  for (const WeightSpec& w : impl_->weight_specs)
+  for (const WeightSpec& w : weight_specs())
     if (!trainable_only || w.trainable) n += w.shape.NumElements();
   return n;
 }
@@ -255,6 +308,7 @@ Status Model::Impl::Emit(Emitter& em, graph::Graph& g, bool declare_weights,
         for (const WeightSpec& o : weight_specs)
           if (o.name == w.name) return InvalidArgumentError(where, ": weight '", w.name, "' is declared twice");
         weight_specs.push_back(w);
+        weight_owners.emplace_back(layer, static_cast<size_t>(&w - layer->weights().data()));
       }
     }
     // Weights are typed graph inputs while emitting (the caller turns them into initializers when asked).

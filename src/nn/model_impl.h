@@ -55,6 +55,7 @@ struct Model::Impl {
   std::vector<std::string> input_names, output_names;
   std::vector<TensorSpec> input_specs;
   std::vector<WeightSpec> weight_specs;
+  std::vector<std::pair<const Layer*, size_t>> weight_owners;  // per weight_specs entry: its layer and index there
   std::map<std::string, Tensor> weights;
   std::set<const Layer*> declared_layers;
   std::unordered_map<const internal::CallNode*, std::vector<TensorSpec>> out_specs;  // logical, after Build

@@ -304,4 +304,45 @@ Status LoadKerasWeights(Model& model, const std::string& path) {
   return model.SetWeights(values);
 }
 
+StatusOr<std::map<std::string, Tensor>> ReadKerasWeightsFor(const Model& model, const std::string& path) {
+  if (!model.built()) return FailedPreconditionError("ReadKerasWeightsFor: build model '", model.name(), "' first");
+  if (!FileExists(path)) return NotFoundError("weights file '", path, "' does not exist");
+  QuietHdf5 quiet;
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return DataLossError("weights file '", path, "' is not an HDF5 file (expected a Keras .weights.h5 or .h5)");
+  }
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.ok()) return DataLossError("cannot open weights file '", path, "': ", Hdf5ErrorText());
+  Reader reader(file.get(), path);
+  std::vector<FileLayer> file_layers;
+  STRATA_RETURN_IF_ERROR(reader.Read(&file_layers));
+  std::map<std::string, const FileLayer*> by_name;
+  for (const FileLayer& l : file_layers) by_name[l.name] = &l;
+  std::map<std::string, Tensor> out;
+  auto read = [&](const FileWeight& fw, const std::string& key) -> Status {
+    if (!fw.is_float)
+      return InvalidArgumentError("weights file '", path, "': '", fw.path, "' is not a float tensor");
+    Handle ds(H5Dopen2(file.get(), fw.path.c_str(), H5P_DEFAULT), H5Dclose);
+    Tensor t = Tensor::Empty(DType::kFloat32, Shape(fw.dims));
+    if (!ds.ok() || H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data<float>()) < 0)
+      return DataLossError("weights file '", path, "': cannot read '", fw.path, "': ", Hdf5ErrorText());
+    out[key] = std::move(t);
+    return Status::OK();
+  };
+  std::map<std::string, bool> model_layers;
+  for (const Layer* layer : model.layers()) {
+    model_layers[layer->name()] = true;
+    auto it = by_name.find(layer->name());
+    if (it == by_name.end()) continue;
+    const std::vector<WeightSpec>& ws = layer->weights();
+    const std::vector<FileWeight>& fw = it->second->weights;
+    for (size_t i = 0; i < fw.size(); ++i) STRATA_RETURN_IF_ERROR(read(fw[i], i < ws.size() ? ws[i].name : fw[i].path));
+  }
+  for (const FileLayer& l : file_layers)
+    if (!model_layers.count(l.name))
+      for (const FileWeight& w : l.weights) STRATA_RETURN_IF_ERROR(read(w, w.path));
+  return out;
+}
+
 }  // namespace strata::nn

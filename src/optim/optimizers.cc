@@ -1,6 +1,8 @@
 // Optimizers: clipping and one strata update op per variable, appended to the training graph.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <map>
 
 #include "strata/optim.h"
 
@@ -115,6 +117,10 @@ Status CheckConfig(const std::string& name, const OptimizerConfig& c) {
   if (c.momentum < 0 || c.momentum > 1) return InvalidArgumentError("optimizer ", name, ": momentum must be in [0, 1]");
   if (!(c.beta_1 >= 0 && c.beta_1 < 1) || !(c.beta_2 >= 0 && c.beta_2 < 1))
     return InvalidArgumentError("optimizer ", name, ": beta_1 and beta_2 must be in [0, 1)");
+  for (const auto& [prefix, m] : c.lr_multipliers)
+    if (!(m >= 0) || !std::isfinite(m))
+      return InvalidArgumentError("optimizer ", name, ": the learning-rate multiplier of '", prefix,
+                                  "' must be a finite number >= 0, got ", m);
   if (c.weight_decay && *c.weight_decay < 0) return InvalidArgumentError("optimizer ", name, ": weight_decay must be >= 0");
   return Status::OK();
 }
@@ -131,6 +137,12 @@ double Optimizer::weight_decay_for(const std::string& variable) const {
   for (const std::string& s : config_.exclude_from_weight_decay)
     if (variable.find(s) != std::string::npos) return 0.0;
   return *config_.weight_decay;
+}
+
+double Optimizer::lr_multiplier_for(const std::string& variable) const {
+  for (const auto& [prefix, m] : config_.lr_multipliers)
+    if (variable.rfind(prefix, 0) == 0) return m;
+  return 1.0;
 }
 
 Status Optimizer::EmitUpdates(graph::Graph* g, const std::vector<VariableGrad>& vars, const std::string& lr,
@@ -180,7 +192,22 @@ Status Optimizer::EmitUpdates(graph::Graph* g, const std::vector<VariableGrad>& 
   }
   if (grad_norm && grad_norm->empty() && !vars.empty()) *grad_norm = norm_node("optimizer/GradNorm", all, 0).first;
   updates->clear();
-  for (size_t i = 0; i < vars.size(); ++i) updates->push_back(EmitOne(g, vars[i], grads[i], scale[i], lr, iterations));
+  // One scaled learning rate per distinct multiplier (lr * m, a scalar Mul).
+  std::map<double, std::string> scaled_lr;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const double m = lr_multiplier_for(vars[i].variable);
+    std::string var_lr = lr;
+    if (m != 1.0) {
+      auto [it, fresh] = scaled_lr.emplace(m, "");
+      if (fresh) {
+        const std::string k = StrCat("optimizer/lr_multiplier_", scaled_lr.size() - 1);
+        g->initializers[k] = Tensor::Scalar<float>(static_cast<float>(m));
+        it->second = AddNode(g, "Mul", "", StrCat(k, "/lr"), {lr, k}, 1).outputs[0];
+      }
+      var_lr = it->second;
+    }
+    updates->push_back(EmitOne(g, vars[i], grads[i], scale[i], var_lr, iterations));
+  }
   return Status::OK();
 }
 

@@ -152,6 +152,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOpti
   }
   for (const nn::WeightSpec& w : model->weight_specs()) {
     if (!w.trainable) continue;
+    t->impl_->trained.push_back(w.name);
     for (const std::string& slot : t->optimizer_->SlotNames()) {
       const std::string key = StrCat("optimizer/", w.name, "/", slot);
       t->state_.slots[key] = Tensor::Zeros(w.dtype, w.shape);
@@ -166,6 +167,45 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOpti
     t->state_.slots[kLossScaleCounterSlot] = Tensor::Scalar<int64_t>(0);
   }
   return t;
+}
+
+int Trainer::trainable_recompiles() const { return impl_->recompiles; }
+
+Status Trainer::SyncTrainable() {
+  std::vector<std::string> now;
+  int64_t params = 0;
+  for (const nn::WeightSpec& w : model_->weight_specs())
+    if (w.trainable) now.push_back(w.name), params += w.shape.NumElements();
+  if (now == impl_->trained) return Status::OK();
+  const size_t before = impl_->trained.size();
+  // Slots: kept for weights that stay trainable, zeros for newly trainable ones, dropped for frozen ones.
+  std::map<std::string, Tensor> slots;
+  std::vector<std::string> keys;
+  for (const nn::WeightSpec& w : model_->weight_specs()) {
+    if (!w.trainable) continue;
+    for (const std::string& slot : optimizer_->SlotNames()) {
+      const std::string key = StrCat("optimizer/", w.name, "/", slot);
+      auto it = state_.slots.find(key);
+      slots[key] = it != state_.slots.end() ? it->second : Tensor::Zeros(w.dtype, w.shape);
+      keys.push_back(key);
+    }
+  }
+  // The loss scale and its counter are slots of the optimizer as a whole: they stay.
+  for (const char* key : {kLossScaleSlot, kLossScaleCounterSlot}) {
+    auto it = state_.slots.find(key);
+    if (it != state_.slots.end()) slots[key] = it->second;
+  }
+  state_.slots = std::move(slots);
+  impl_->slot_keys = std::move(keys);
+  impl_->trained = std::move(now);
+  const bool compiled = impl_->train.has_value();
+  impl_->train.reset();
+  impl_->apply.reset();  // multi-worker: the update graph covers the trainable weights too
+  ++impl_->recompiles;
+  LogInfo("trainable weights of model '", model_->name(), "' changed (", before, " -> ", impl_->trained.size(),
+          " trainable weights, ", params, " trainable params)",
+          compiled ? ": recompiling the training plan" : ": the training plan will be compiled for them");
+  return Status::OK();
 }
 
 double Trainer::learning_rate() const {
@@ -290,6 +330,7 @@ Status CheckSparseLabels(const std::vector<OutputSpec>& outputs, const CompiledG
 }
 
 Status Trainer::EnsureTrainSession(const data::Element& batch, const std::map<std::string, std::string>& keys) {
+  STRATA_RETURN_IF_ERROR(SyncTrainable());
   if (impl_->train) return Status::OK();
   STRATA_ASSIGN_OR_RETURN(auto types, LabelTypes(impl_->outputs, batch));
   if (impl_->distributed()) {
@@ -382,6 +423,8 @@ StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<
       for (const auto& [weight, out] : cg.state_outputs) state_.weights[weight] = results[cg.fetch_index.at(out)];
     }
   }
+  // The model holds the new weights after every step (Keras's train_on_batch; the tensors are shared, not copied).
+  STRATA_RETURN_IF_ERROR(model_->SetWeights(state_.weights));
   impl_->step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
   // Metrics.
   const Tensor& loss = results[cg.fetch_index.at(kLossOutput)];

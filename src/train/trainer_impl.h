@@ -65,6 +65,9 @@ struct Trainer::Impl {
   double comm_seconds = 0, step_seconds = 0;  // multi-worker timing (Trainer::communication_seconds)
   bool distributed() const { return options.collective && options.collective->size() > 1; }
   std::vector<std::string> slot_keys;  // "optimizer/<var>/<slot>"
+  // The trainable weights the training plan was compiled for (a change of layer.trainable recompiles it).
+  std::vector<std::string> trained;
+  int recompiles = 0;
 
   void ResetMetrics();
   // Keras logs of the running means: loss, <output>_loss (several outputs), metrics (<output>_<name> likewise).

@@ -176,5 +176,26 @@ TEST(LoadKerasWeightsTest, LoadsKeras3LayoutAndReportsProblemsWithoutChanges) {
   EXPECT_EQ(fresh->GetWeight("head/kernel")->ToVector<float>(), before);
 }
 
+// nn::LoadWeights (what `strata train --weights` uses) on Keras files: by layer name and order, as LoadKerasWeights;
+// a mis-shaped or foreign file is reported by AssignWeights and changes nothing.
+TEST(LoadKerasWeightsTest, LoadWeightsReadsKerasFilesThroughTheSameMatching) {
+  const std::string dir = ::testing::TempDir();
+  const std::string good = dir + "/lw_good.weights.h5", shaped = dir + "/lw_shaped.weights.h5";
+  WriteKeras3File(good, "head", {3, 2});
+  WriteKeras3File(shaped, "head", {4, 2});
+  auto m = DenseModel();
+  ASSERT_TRUE(LoadWeights(*m, good).ok());
+  EXPECT_EQ(m->GetWeight("head/kernel")->ToVector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(m->GetWeight("head/bias")->ToVector<float>(), (std::vector<float>{100, 101}));
+  auto fresh = DenseModel();
+  const std::vector<float> before = fresh->GetWeight("head/kernel")->ToVector<float>();
+  Status s = LoadWeights(*fresh, shaped);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("head/kernel"), std::string::npos) << s.message();
+  EXPECT_EQ(fresh->GetWeight("head/kernel")->ToVector<float>(), before);
+  // Without the model an HDF5 file cannot be matched.
+  EXPECT_EQ(ReadWeightsFile(good).status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace strata::nn
