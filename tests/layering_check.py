@@ -35,7 +35,7 @@ ALLOWED = {
     'graph': {'core', 'ir', 'ops'},
     'onnx': {'core', 'ir', 'ops', 'graph', 'io', 'proto'},
     'data': {'core', 'io', 'proto'},
-    'nn': {'core', 'ir', 'ops', 'graph'},
+    'nn': {'core', 'ir', 'ops', 'graph', 'io', 'onnx'},  # weight import: safetensors, ONNX initializers
     'optim': {'core', 'ir'},
     'serve': {'core', 'proto', 'io', 'ir', 'ops', 'graph', 'onnx'},
     'train': {'core', 'proto', 'io', 'ir', 'ops', 'graph', 'onnx', 'data', 'nn', 'optim'},
