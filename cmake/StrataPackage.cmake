@@ -8,7 +8,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(STRATA_EXPORTED_LIBS strata_core strata_ir strata_ops strata_graph strata_proto strata_io strata_onnx
+set(STRATA_EXPORTED_LIBS strata_core strata_ir strata_ops strata_graph strata_proto strata_io strata_onnx strata_tf
     strata_data strata_nn strata_optim strata_train strata_serve)
 if(STRATA_WITH_GRPC)
   list(APPEND STRATA_EXPORTED_LIBS strata_grpc_proto)

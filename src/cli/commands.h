@@ -37,6 +37,7 @@ void AddDataCommand(CLI::App& app);
 void AddTrainCommand(CLI::App& app);
 void AddEvalCommand(CLI::App& app);
 void AddExportCommand(CLI::App& app);
+void AddConvertCommand(CLI::App& app);
 void AddTrainBenchCommand(CLI::App& app);
 
 }  // namespace strata::cli

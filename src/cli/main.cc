@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   AddTrainCommand(app);
   AddEvalCommand(app);
   AddExportCommand(app);
+  AddConvertCommand(app);
   AddTrainBenchCommand(app);
   try {
     app.parse(argc, argv);

@@ -1,15 +1,43 @@
 #include "cli/model_util.h"
 
 #include "core/random.h"
+#include "core/file_util.h"
 #include "strata/onnx.h"
+#include "tf/saved_model.h"
 
 namespace strata::cli {
+
+StatusOr<std::shared_ptr<graph::Model>> LoadAnyModel(const std::string& path, const std::string& signature,
+                                                     LoadedModel* aliases) {
+  if (IsDirectory(path)) {
+    if (!tf::IsSavedModelDir(path)) {
+      if (FileExists(JoinPath(path, "model.onnx")))
+        return LoadAnyModel(JoinPath(path, "model.onnx"), signature, aliases);
+      return NotFoundError(path, " is a directory without saved_model.pb or model.onnx");
+    }
+    STRATA_ASSIGN_OR_RETURN(tf::SavedModelImport sm, tf::LoadSavedModel(path));
+    const tf::ImportedSignature* sig = signature.empty() ? sm.Default() : sm.Find(signature);
+    if (!sig) {
+      std::vector<std::string> keys;
+      for (const auto& s : sm.signatures) keys.push_back(s.key);
+      return NotFoundError("SavedModel ", path, " has no signature '", signature, "' (it has ", StrJoin(keys, ", "),
+                           ")");
+    }
+    if (aliases) {
+      for (const auto& t : sig->features.empty() ? sig->inputs : sig->features)
+        aliases->input_aliases[t.alias] = t.name;
+      for (const auto& t : sig->outputs) aliases->output_aliases[t.alias] = t.name;
+    }
+    return sig->model;
+  }
+  STRATA_ASSIGN_OR_RETURN(graph::Model m, onnx::LoadModel(path));
+  return std::make_shared<graph::Model>(std::move(m));
+}
 
 StatusOr<LoadedModel> LoadModelSession(const std::string& path, int threads, size_t memory_limit_bytes,
                                        graph::ConvAlgorithm conv_algorithm, graph::Precision precision) {
   LoadedModel out;
-  STRATA_ASSIGN_OR_RETURN(graph::Model m, onnx::LoadModel(path));
-  out.model = std::make_shared<graph::Model>(std::move(m));
+  STRATA_ASSIGN_OR_RETURN(out.model, LoadAnyModel(path, "", &out));
   graph::SessionOptions opts;
   opts.intra_op_threads = threads;
   opts.memory_limit_bytes = memory_limit_bytes;
