@@ -811,10 +811,9 @@ StatusOr<ImportedSignature> Importer::ImportSignature(const std::string& key, co
       for (const auto& [n, v] : out_values) is_output |= v == in.name;
       if (!is_output) continue;  // consumed by ParseExample only
     }
-    // The declared dims are not enforced (TF does not check fed shapes against placeholders); the rank is.
-    PartialShape shape = in.shape;
-    for (auto& d : shape.dims) d = Dim();
-    g.inputs.push_back({in.name, conv.IsExamplesInput(in.name) ? DType::kString : in.dtype, shape, ""});
+    // The declared shape is not enforced: TF does not check a fed tensor against the placeholder's shape (TF
+    // Serving's half_plus_two declares x [-1, 1] and answers {"instances": [1.0, 2.0, 5.0]}).
+    g.inputs.push_back({in.name, conv.IsExamplesInput(in.name) ? DType::kString : in.dtype, PartialShape(), ""});
   }
   if (!sig.features.empty() && g.inputs.size() != sig.features.size())
     return UnimplementedError("the signature mixes parsed tf.Example features with other inputs");

@@ -15,6 +15,7 @@ try:
     import tensorflow as tf
     from tensorflow.core.protobuf import saved_model_pb2
     from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc, regression_pb2
+    tf.get_logger().setLevel('ERROR')
 except ImportError as e:
     print(f'peers venv missing ({e}): run scripts/install-deps.sh --peers')
     sys.exit(77)
