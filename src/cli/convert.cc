@@ -4,9 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_util.h"
-#include "core/file_util.h"
 #include "strata/onnx.h"
-#include "tf/saved_model.h"
 
 namespace strata::cli {
 namespace {
@@ -18,28 +16,7 @@ struct ConvertArgs {
 Status RunConvert(const ConvertArgs& a) {
   LoadedModel aliases;
   STRATA_ASSIGN_OR_RETURN(std::shared_ptr<graph::Model> loaded, LoadAnyModel(a.model, a.signature, &aliases));
-  auto m = std::make_shared<graph::Model>(*loaded);
-  if (tf::IsSavedModelDir(a.model)) {
-    // The imported graph accepts any shape (as TF does); the ONNX file declares the signature's shapes, leading
-    // unknown dimensions as a symbolic "batch" and other unknown ones as "dN".
-    STRATA_ASSIGN_OR_RETURN(tf::SavedModelImport sm, tf::LoadSavedModel(a.model));
-    const tf::ImportedSignature* sig = a.signature.empty() ? sm.Default() : sm.Find(a.signature);
-    auto declared = [&](const std::string& name) -> const tf::SignatureTensor* {
-      for (const auto* list : {&sig->inputs, &sig->outputs, &sig->features})
-        for (const auto& t : *list)
-          if (t.name == name) return &t;
-      return nullptr;
-    };
-    for (auto* vis : {&m->graph.inputs, &m->graph.outputs}) {
-      for (auto& vi : *vis) {
-        const tf::SignatureTensor* t = declared(vi.name);
-        if (!t || !t->shape.rank_known) continue;
-        vi.shape = t->shape;
-        for (size_t i = 0; i < vi.shape.dims.size(); ++i)
-          if (!vi.shape.dims[i].known()) vi.shape.dims[i].symbol = i == 0 ? "batch" : StrCat("d", i);
-      }
-    }
-  }
+  const std::shared_ptr<graph::Model>& m = loaded;
   STRATA_ASSIGN_OR_RETURN(std::string bytes, onnx::SerializeModel(*m));
   Status check = onnx::CheckModel(bytes);
   if (!check.ok()) return Status(check.code(), StrCat("the converted model fails onnx's checker: ", check.message()));

@@ -28,7 +28,27 @@ StatusOr<std::shared_ptr<graph::Model>> LoadAnyModel(const std::string& path, co
         aliases->input_aliases[t.alias] = t.name;
       for (const auto& t : sig->outputs) aliases->output_aliases[t.alias] = t.name;
     }
-    return sig->model;
+    // The imported graph accepts any shape (as TF does). For the CLI (bench's random inputs, inspect, convert's ONNX
+    // file) its inputs and outputs declare the signature's shapes, with the leading dimension a symbolic "batch"
+    // and other unknown dimensions symbolic too.
+    auto m = std::make_shared<graph::Model>(*sig->model);
+    auto declared = [&](const std::string& name) -> const tf::SignatureTensor* {
+      for (const auto* list : {&sig->inputs, &sig->outputs, &sig->features})
+        for (const auto& t : *list)
+          if (t.name == name) return &t;
+      return nullptr;
+    };
+    for (auto* vis : {&m->graph.inputs, &m->graph.outputs}) {
+      for (auto& vi : *vis) {
+        const tf::SignatureTensor* t = declared(vi.name);
+        if (!t || !t->shape.rank_known) continue;
+        vi.shape = t->shape;
+        for (size_t i = 0; i < vi.shape.dims.size(); ++i)
+          if (i == 0 || !vi.shape.dims[i].known())
+            vi.shape.dims[i] = Dim::Symbol(i == 0 ? std::string("batch") : StrCat(SafeFileName(vi.name), "_d", i));
+      }
+    }
+    return m;
   }
   STRATA_ASSIGN_OR_RETURN(graph::Model m, onnx::LoadModel(path));
   return std::make_shared<graph::Model>(std::move(m));
