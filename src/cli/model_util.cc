@@ -9,12 +9,9 @@ namespace strata::cli {
 
 StatusOr<std::shared_ptr<graph::Model>> LoadAnyModel(const std::string& path, const std::string& signature,
                                                      LoadedModel* aliases) {
-  if (IsDirectory(path)) {
-    if (!tf::IsSavedModelDir(path)) {
-      if (FileExists(JoinPath(path, "model.onnx")))
-        return LoadAnyModel(JoinPath(path, "model.onnx"), signature, aliases);
-      return NotFoundError(path, " is a directory without saved_model.pb or model.onnx");
-    }
+  if (IsDirectory(path) && !tf::IsSavedModelDir(path) && FileExists(JoinPath(path, "model.onnx")))
+    return LoadAnyModel(JoinPath(path, "model.onnx"), signature, aliases);
+  if (IsDirectory(path) && tf::IsSavedModelDir(path)) {
     STRATA_ASSIGN_OR_RETURN(tf::SavedModelImport sm, tf::LoadSavedModel(path));
     const tf::ImportedSignature* sig = signature.empty() ? sm.Default() : sm.Find(signature);
     if (!sig) {

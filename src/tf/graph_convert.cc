@@ -251,7 +251,7 @@ class SigConverter {
   StatusOr<std::vector<std::string>> ConvertBatchNorm(Ctx& c);
   StatusOr<std::vector<std::string>> ConvertStridedSlice(Ctx& c);
   StatusOr<std::vector<std::string>> ConvertReduce(Ctx& c, const std::string& onnx_op);
-  Status Spatial(Ctx& c, graph::AttributeMap* attrs, int64_t kh, int64_t kw);
+  Status Spatial(Ctx& c, graph::AttributeMap* attrs);
 
   Importer* imp_;
   graph::Graph* g_;
@@ -262,6 +262,7 @@ class SigConverter {
   std::map<std::string, Tensor> consts_;  // IR value -> its constant value
   std::map<std::string, std::string> var_inits_;  // variable node -> initializer name
   std::set<std::string> raw_string_inputs_;
+  std::map<std::string, SignatureTensor> pending_features_;  // parsed feature (IR name = key) -> its model input
   int counter_ = 0;
 };
 
@@ -289,6 +290,13 @@ StatusOr<std::string> SigConverter::ValueOf(const TfRef& r0) {
     if (r.index >= static_cast<int>(outs.size()) || outs[r.index].empty())
       return UnimplementedError(Importer::Describe(r.frame, *r.node), ": output ", r.index,
                                 " is not supported by strata's importer");
+    // A parsed tf.Example feature becomes a model input only when the signature uses it.
+    auto pf = pending_features_.find(outs[r.index]);
+    if (pf != pending_features_.end()) {
+      const bool known = std::any_of(sig_->features.begin(), sig_->features.end(),
+                                     [&](const SignatureTensor& t) { return t.alias == pf->second.alias; });
+      if (!known) sig_->features.push_back(pf->second);
+    }
     return outs[r.index];
   }
   return InvalidArgumentError("function calls nest too deeply");
@@ -569,9 +577,7 @@ StatusOr<std::vector<std::string>> SigConverter::ConvertParseExample(Ctx& c) {
   std::vector<std::string> outs;
   for (int i = 0; i < nd; ++i) {
     const std::string& key = keys[i];
-    auto existing = std::find_if(sig_->features.begin(), sig_->features.end(),
-                                 [&](const SignatureTensor& t) { return t.alias == key; });
-    if (existing == sig_->features.end()) {
+    if (!pending_features_.count(key)) {
       SignatureTensor f;
       f.alias = key;
       f.name = key;
@@ -584,17 +590,15 @@ StatusOr<std::vector<std::string>> SigConverter::ConvertParseExample(Ctx& c) {
         if (!d.known()) return Unsupported(c, StrCat("feature '", key, "' has a variable-length dimension"));
         f.shape.dims.push_back(d);
       }
-      sig_->features.push_back(f);
+      pending_features_.emplace(key, f);
     }
     outs.push_back(key);
   }
   return outs;
 }
 
-Status SigConverter::Spatial(Ctx& c, graph::AttributeMap* attrs, int64_t kh, int64_t kw) {
+Status SigConverter::Spatial(Ctx& c, graph::AttributeMap* attrs) {
   using A = graph::Attribute;
-  (void)kh;
-  (void)kw;
   const std::string padding = AttrS(c, "padding", "VALID");
   const auto strides = AttrInts(c, "strides", {1, 1, 1, 1});
   if (strides.size() != 4 || strides[0] != 1 || strides[3] != 1)
@@ -639,7 +643,7 @@ StatusOr<std::vector<std::string>> SigConverter::ConvertConv(Ctx& c, bool depthw
             dst[((o * ci + i) * kh + h) * kw + ww] = v;
         }
   graph::AttributeMap attrs;
-  STRATA_RETURN_IF_ERROR(Spatial(c, &attrs, kh, kw));
+  STRATA_RETURN_IF_ERROR(Spatial(c, &attrs));
   const auto dil = AttrInts(c, "dilations", {1, 1, 1, 1});
   if (dil.size() != 4) return Unsupported(c, "dilations must have 4 values");
   attrs["dilations"] = A::Ints({dil[1], dil[2]});
@@ -658,7 +662,7 @@ StatusOr<std::vector<std::string>> SigConverter::ConvertPool(Ctx& c, const std::
   const auto k = AttrInts(c, "ksize", {});
   if (k.size() != 4 || k[0] != 1 || k[3] != 1) return Unsupported(c, "ksize must be [1, h, w, 1]");
   graph::AttributeMap attrs;
-  STRATA_RETURN_IF_ERROR(Spatial(c, &attrs, k[1], k[2]));
+  STRATA_RETURN_IF_ERROR(Spatial(c, &attrs));
   attrs["kernel_shape"] = A::Ints({k[1], k[2]});
   if (onnx_op == "AveragePool") attrs["count_include_pad"] = A::Int(0);
   const std::string xn = Emit1(c, "Transpose", {x}, {{"perm", A::Ints({0, 3, 1, 2})}});
@@ -817,8 +821,10 @@ StatusOr<ImportedSignature> Importer::ImportSignature(const std::string& key, co
   }
   if (!sig.features.empty() && g.inputs.size() != sig.features.size())
     return UnimplementedError("the signature mixes parsed tf.Example features with other inputs");
+  std::set<std::string> added;
   for (size_t i = 0; i < sig.outputs.size(); ++i) {
     const auto& [name, v] = out_values[i];
+    if (!added.insert(name).second) continue;  // two aliases of one tensor: one graph output
     if (v != name) {
       graph::Node id;
       id.name = name + "/_output";

@@ -3,6 +3,7 @@
 #include <snappy.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -163,10 +164,13 @@ StatusOr<std::vector<std::pair<std::string, std::string>>> ReadTable(std::string
                          "): truncated, or not a TensorBundle index");
   const char* footer = file.data() + file.size() - kFooterSize;
   const uint64_t magic = DecodeFixed64(footer + 40);
-  if (magic != kTableMagic)
-    return DataLossError(where, ": the footer's magic number is 0x", std::to_string(magic),
+  if (magic != kTableMagic) {
+    char hex[32];
+    std::snprintf(hex, sizeof(hex), "0x%016llx", static_cast<unsigned long long>(magic));
+    return DataLossError(where, ": the footer's magic number is ", hex,
                          ", expected 0xdb4775248b80fb57: not a LevelDB-format table (TensorBundle index), or "
                          "truncated");
+  }
   const char* p = footer;
   BlockHandle meta, index;
   if (!GetHandle(&p, footer + 40, &meta) || !GetHandle(&p, footer + 40, &index))

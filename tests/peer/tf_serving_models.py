@@ -130,6 +130,17 @@ def main():
             return []
         tally.run('documented_regress', documented_regress)
 
+        def classify_signature():
+            # half_plus_two's classify_x_to_y parses tf.Examples (ParseExample) and scores y = 0.5 x + 2.
+            code, body = http('POST', f'{base}/half_plus_two:classify',
+                              {'signature_name': 'classify_x_to_y', 'examples': [{'x': 1.0}, {'x': 6.0}]})
+            scores = [[c[1] for c in r] for r in body.get('results', [])] if code == 200 else None
+            if scores != [[2.5], [5.0]]:
+                return [f'HTTP {code} {body}; expected scores [[2.5], [5.0]]']
+            print(f'    classify_x_to_y [{{"x": 1.0}}, {{"x": 6.0}}] -> {body}')
+            return []
+        tally.run('classify_signature', classify_signature)
+
         def two_versions():
             problems = []
             code, st = http('GET', f'{base}/two_versions')

@@ -130,6 +130,11 @@ TEST(SavedModelTest, HalfPlusTwoTf1AndTf2Predict) {
     ASSERT_TRUE(sm.ok()) << sm.status().ToString();
     EXPECT_EQ(sm->Default()->key, "serving_default");
     EXPECT_EQ(RunDefault(*sm, {1.0f, 2.0f, 5.0f}), (std::vector<float>{2.5f, 3.0f, 4.5f}));
+    // classify_x_to_y parses tf.Examples with keys x and x2 but uses only x: only x is a model input.
+    const ImportedSignature* cls = sm->Find("classify_x_to_y");
+    ASSERT_NE(cls, nullptr);
+    ASSERT_EQ(cls->features.size(), 1u);
+    EXPECT_EQ(cls->features[0].alias, "x");
   }
   auto three = LoadSavedModel(data + "/saved_model_half_plus_three/00000123");
   ASSERT_TRUE(three.ok()) << three.status().ToString();
