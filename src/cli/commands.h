@@ -38,6 +38,7 @@ void AddTrainCommand(CLI::App& app);
 void AddEvalCommand(CLI::App& app);
 void AddExportCommand(CLI::App& app);
 void AddConvertCommand(CLI::App& app);
+void AddTfCheckpointCommand(CLI::App& app);
 void AddTrainBenchCommand(CLI::App& app);
 
 }  // namespace strata::cli

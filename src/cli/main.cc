@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   AddEvalCommand(app);
   AddExportCommand(app);
   AddConvertCommand(app);
+  AddTfCheckpointCommand(app);
   AddTrainBenchCommand(app);
   try {
     app.parse(argc, argv);

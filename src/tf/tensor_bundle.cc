@@ -10,6 +10,7 @@
 #include "core/file_util.h"
 #include "io/crc32c.h"
 #include "tensorflow/core/protobuf/tensor_bundle.pb.h"
+#include "tensorflow/core/protobuf/trackable_object_graph.pb.h"
 
 namespace strata::tf {
 
@@ -356,6 +357,231 @@ StatusOr<std::vector<std::string>> TensorBundle::ReadStrings(std::string_view ke
     return DataLossError("string tensor '", key, "' in ", ShardPath(e->shard_id), " has CRC-32C ", crc,
                          " but the index records ", io::UnmaskCrc(e->masked_crc32c), ": the data shard is corrupt");
   return out;
+}
+
+namespace {
+
+constexpr char kObjectGraphKey[] = "_CHECKPOINTABLE_OBJECT_GRAPH";
+constexpr char kVariableSuffix[] = "/.ATTRIBUTES/VARIABLE_VALUE";
+
+void PutFixed32(std::string* out, uint32_t v) { out->append(reinterpret_cast<const char*>(&v), 4); }
+void PutFixed64(std::string* out, uint64_t v) { out->append(reinterpret_cast<const char*>(&v), 8); }
+void PutVarint64(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+int TfDTypeNumber(DType t) {
+  switch (t) {
+    case DType::kFloat32: return 1;
+    case DType::kFloat64: return 2;
+    case DType::kInt32: return 3;
+    case DType::kUInt8: return 4;
+    case DType::kInt16: return 5;
+    case DType::kInt8: return 6;
+    case DType::kString: return 7;
+    case DType::kInt64: return 9;
+    case DType::kBool: return 10;
+    case DType::kBFloat16: return 14;
+    case DType::kUInt16: return 17;
+    case DType::kFloat16: return 19;
+    case DType::kUInt32: return 22;
+    case DType::kUInt64: return 23;
+    default: return 0;
+  }
+}
+
+// A LevelDB-format table of sorted key/value pairs: uncompressed data blocks (every entry a restart point), an
+// index block, an empty metaindex block and the footer.
+class TableWriter {
+ public:
+  void Add(const std::string& key, const std::string& value) {
+    restarts_.push_back(static_cast<uint32_t>(block_.size()));
+    PutVarint64(&block_, 0);
+    PutVarint64(&block_, key.size());
+    PutVarint64(&block_, value.size());
+    block_ += key;
+    block_ += value;
+    last_key_ = key;
+    if (block_.size() >= 4096) Flush();
+  }
+  std::string Finish() {
+    Flush();
+    std::string meta_handle = WriteBlock(std::string(), {0});
+    std::string index;
+    std::vector<uint32_t> idx_restarts;
+    for (const auto& [k, h] : index_entries_) {
+      idx_restarts.push_back(static_cast<uint32_t>(index.size()));
+      PutVarint64(&index, 0);
+      PutVarint64(&index, k.size());
+      PutVarint64(&index, h.size());
+      index += k;
+      index += h;
+    }
+    if (idx_restarts.empty()) idx_restarts.push_back(0);
+    std::string index_handle = WriteBlock(index, idx_restarts);
+    std::string footer = meta_handle + index_handle;
+    footer.resize(40, '\0');
+    PutFixed64(&footer, kTableMagic);
+    file_ += footer;
+    return std::move(file_);
+  }
+
+ private:
+  void Flush() {
+    if (restarts_.empty()) return;
+    index_entries_.emplace_back(last_key_, WriteBlock(block_, restarts_));
+    block_.clear();
+    restarts_.clear();
+  }
+  // Appends block + restarts + trailer to the file; returns the encoded handle.
+  std::string WriteBlock(std::string contents, const std::vector<uint32_t>& restarts) {
+    for (uint32_t r : restarts) PutFixed32(&contents, r);
+    PutFixed32(&contents, static_cast<uint32_t>(restarts.size()));
+    std::string handle;
+    PutVarint64(&handle, file_.size());
+    PutVarint64(&handle, contents.size());
+    file_ += contents;
+    const char type = 0;
+    const uint32_t crc = io::Crc32cExtend(io::Crc32c(contents), &type, 1);
+    file_.push_back(type);
+    PutFixed32(&file_, io::MaskCrc(crc));
+    return handle;
+  }
+
+  std::string file_, block_, last_key_;
+  std::vector<uint32_t> restarts_;
+  std::vector<std::pair<std::string, std::string>> index_entries_;
+};
+
+}  // namespace
+
+Status WriteTensorBundle(const std::string& prefix, const std::map<std::string, Tensor>& tensors) {
+  std::string data;
+  TableWriter table;
+  tensorflow::BundleHeaderProto header;
+  header.set_num_shards(1);
+  header.set_endianness(tensorflow::BundleHeaderProto::LITTLE);
+  header.mutable_version()->set_producer(1);
+  table.Add("", header.SerializeAsString());
+  for (const auto& [key, t] : tensors) {
+    if (key.empty()) return InvalidArgumentError("a TensorBundle tensor needs a non-empty key");
+    const int tf_dtype = TfDTypeNumber(t.dtype());
+    if (tf_dtype == 0)
+      return UnimplementedError("tensor '", key, "' is ", DTypeName(t.dtype()), ", which TensorBundles do not hold");
+    tensorflow::BundleEntryProto e;
+    e.set_dtype(static_cast<tensorflow::DataType>(tf_dtype));
+    for (int i = 0; i < t.rank(); ++i) e.mutable_shape()->add_dim()->set_size(t.dim(i));
+    e.set_offset(static_cast<int64_t>(data.size()));
+    uint32_t crc = 0;
+    if (t.dtype() == DType::kString) {
+      // n varint lengths, the masked CRC of the lengths (as fixed 32-bit integers), then the bytes.
+      std::string bytes;
+      for (const std::string& v : t.values<std::string>()) {
+        PutVarint64(&bytes, v.size());
+        const auto len32 = static_cast<uint32_t>(v.size());
+        crc = io::Crc32cExtend(crc, &len32, 4);
+      }
+      const uint32_t length_checksum = io::MaskCrc(crc);
+      PutFixed32(&bytes, length_checksum);
+      crc = io::Crc32cExtend(crc, &length_checksum, 4);
+      for (const std::string& v : t.values<std::string>()) {
+        bytes += v;
+        crc = io::Crc32cExtend(crc, v.data(), v.size());
+      }
+      data += bytes;
+      e.set_size(static_cast<int64_t>(bytes.size()));
+    } else {
+      const char* p = static_cast<const char*>(t.raw_data());
+      crc = io::Crc32c(p, t.byte_size());
+      data.append(p, t.byte_size());
+      e.set_size(static_cast<int64_t>(t.byte_size()));
+    }
+    e.set_crc32c(io::MaskCrc(crc));
+    table.Add(key, e.SerializeAsString());
+  }
+  const std::string dir = Dirname(prefix);
+  if (!dir.empty()) STRATA_RETURN_IF_ERROR(MakeDirs(dir));
+  STRATA_RETURN_IF_ERROR(WriteFileAtomic(prefix + ShardName(0, 1), data));
+  return WriteFileAtomic(prefix + ".index", table.Finish());
+}
+
+StatusOr<std::map<std::string, Tensor>> ReadObjectCheckpoint(const std::string& prefix) {
+  STRATA_ASSIGN_OR_RETURN(TensorBundle b, TensorBundle::Open(prefix));
+  if (!b.Find(kObjectGraphKey))
+    return NotFoundError(prefix, ".index has no ", kObjectGraphKey,
+                         ": not an object-based (tf.train.Checkpoint) checkpoint");
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::string> og, b.ReadStrings(kObjectGraphKey));
+  tensorflow::TrackableObjectGraph graph;
+  if (og.size() != 1 || !graph.ParseFromString(og[0]))
+    return DataLossError(prefix, ".index: ", kObjectGraphKey, " is not a TrackableObjectGraph");
+  std::map<std::string, Tensor> out;
+  // Breadth-first from the root: the first path that reaches a node names it.
+  std::vector<std::string> path_of(static_cast<size_t>(graph.nodes_size()));
+  std::vector<bool> seen(path_of.size(), false);
+  std::vector<int> queue = {0};
+  if (!seen.empty()) seen[0] = true;
+  for (size_t qi = 0; qi < queue.size() && !path_of.empty(); ++qi) {
+    const int id = queue[qi];
+    const auto& node = graph.nodes(id);
+    for (const auto& a : node.attributes()) {
+      if (a.name() != "VARIABLE_VALUE") continue;
+      STRATA_ASSIGN_OR_RETURN(Tensor t, b.Read(a.checkpoint_key()));
+      out[path_of[id]] = std::move(t);
+    }
+    for (const auto& c : node.children()) {
+      if (c.node_id() < 0 || c.node_id() >= graph.nodes_size())
+        return DataLossError(prefix, ".index: the object graph refers to node ", c.node_id(), " of ",
+                             graph.nodes_size());
+      if (seen[c.node_id()]) continue;
+      seen[c.node_id()] = true;
+      path_of[c.node_id()] = path_of[id].empty() ? c.local_name() : path_of[id] + "/" + c.local_name();
+      queue.push_back(c.node_id());
+    }
+  }
+  return out;
+}
+
+Status WriteObjectCheckpoint(const std::string& prefix, const std::map<std::string, Tensor>& by_path) {
+  tensorflow::TrackableObjectGraph graph;
+  graph.add_nodes();  // the root
+  std::map<std::string, int> node_of = {{"", 0}};
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [path, t] : by_path) {
+    if (path.empty() || path.front() == '/' || path.back() == '/' || path.find("//") != std::string::npos)
+      return InvalidArgumentError("object path '", path, "' must be non-empty components separated by '/'");
+    // Create the chain of objects.
+    size_t pos = 0;
+    std::string parent;
+    while (true) {
+      const size_t slash = path.find('/', pos);
+      const std::string here = path.substr(0, slash);
+      if (!node_of.count(here)) {
+        const int id = graph.nodes_size();
+        graph.add_nodes();
+        auto* ref = graph.mutable_nodes(node_of[parent])->add_children();
+        ref->set_node_id(id);
+        ref->set_local_name(here.substr(pos));
+        node_of[here] = id;
+      }
+      parent = here;
+      if (slash == std::string::npos) break;
+      pos = slash + 1;
+    }
+    const std::string key = path + kVariableSuffix;
+    auto* attr = graph.mutable_nodes(node_of[path])->add_attributes();
+    attr->set_name("VARIABLE_VALUE");
+    attr->set_full_name(path);
+    attr->set_checkpoint_key(key);
+    tensors[key] = t;
+  }
+  Tensor og = Tensor::Empty(DType::kString, Shape{});
+  og.data<std::string>()[0] = graph.SerializeAsString();
+  tensors[kObjectGraphKey] = og;
+  return WriteTensorBundle(prefix, tensors);
 }
 
 }  // namespace strata::tf

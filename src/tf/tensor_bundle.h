@@ -70,4 +70,19 @@ class TensorBundle {
   std::map<std::string, BundleEntry, std::less<>> entries_;
 };
 
+// Writes `tensors` (numeric dtypes and strings) as a one-shard TensorBundle: `<prefix>.index` (uncompressed table
+// blocks) and `<prefix>.data-00000-of-00001`, each tensor's bytes with its masked CRC-32C, as TF writes them; TF's
+// tf.train.load_checkpoint reads it. Creates the prefix's directory. Written to temporary names, then renamed.
+Status WriteTensorBundle(const std::string& prefix, const std::map<std::string, Tensor>& tensors);
+
+// TF2 object-based checkpoints (tf.train.Checkpoint): variables addressed by their object paths, e.g.
+// "model/dense/kernel" for the key "model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE", found through the
+// "_CHECKPOINTABLE_OBJECT_GRAPH" TrackableObjectGraph.
+//
+// Reads every VARIABLE_VALUE attribute reachable from the root (slot variables and other attributes are skipped).
+StatusOr<std::map<std::string, Tensor>> ReadObjectCheckpoint(const std::string& prefix);
+// Writes `by_path` ("a/b/kernel" -> value) with an object graph whose children follow the paths' components, so
+// that tf.train.Checkpoint(a=...).restore(prefix) assigns each variable (the root object is the Checkpoint).
+Status WriteObjectCheckpoint(const std::string& prefix, const std::map<std::string, Tensor>& by_path);
+
 }  // namespace strata::tf

@@ -122,6 +122,28 @@ TEST(TensorBundleTest, DamageIsReportedNamingFileAndTensor) {
   EXPECT_FALSE(TensorBundle::FromIndex(std::string(100, '\xff'), "x/variables").ok());
 }
 
+TEST(TensorBundleTest, WriterRoundTripsThroughTheReader) {
+  const std::string d = Fresh("writer");
+  std::map<std::string, Tensor> by_path = {
+      {"model/dense/kernel", Tensor::FromVector<float>({1.5f, -2.f, 3.25f, 0.f}, Shape({2, 2}))},
+      {"model/step", Tensor::Scalar<int64_t>(42)},
+  };
+  // Enough tensors to need several table blocks.
+  for (int i = 0; i < 300; ++i) by_path["many/t" + std::to_string(i)] = Tensor::FromVector<int32_t>({i, -i});
+  ASSERT_TRUE(WriteObjectCheckpoint(d + "/ckpt", by_path).ok());
+  auto back = ReadObjectCheckpoint(d + "/ckpt");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->size(), by_path.size());
+  EXPECT_EQ(back->at("model/dense/kernel").ToVector<float>(), by_path["model/dense/kernel"].ToVector<float>());
+  EXPECT_EQ(back->at("model/dense/kernel").shape(), Shape({2, 2}));
+  EXPECT_EQ(back->at("model/step").ToVector<int64_t>(), std::vector<int64_t>{42});
+  EXPECT_EQ(back->at("many/t299").ToVector<int32_t>(), (std::vector<int32_t>{299, -299}));
+  auto raw = TensorBundle::Open(d + "/ckpt");
+  ASSERT_TRUE(raw.ok());
+  EXPECT_NE(raw->Find("model/step/.ATTRIBUTES/VARIABLE_VALUE"), nullptr);
+  EXPECT_FALSE(WriteObjectCheckpoint(d + "/bad", {{"a//b", Tensor::Scalar<float>(1.f)}}).ok());
+}
+
 TEST(SavedModelTest, HalfPlusTwoTf1AndTf2Predict) {
   REQUIRE_TESTDATA();
   for (const char* m : {"saved_model_half_plus_two_cpu", "saved_model_half_plus_two_tf2_cpu"}) {
