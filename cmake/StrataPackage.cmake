@@ -8,7 +8,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(STRATA_EXPORTED_LIBS strata_core strata_ir strata_ops strata_graph strata_proto strata_io strata_onnx
+set(STRATA_EXPORTED_LIBS strata_core strata_ir strata_ops strata_graph strata_proto strata_io strata_onnx strata_tf
     strata_data strata_nn strata_optim strata_train strata_serve)
 if(STRATA_WITH_GRPC)
   list(APPEND STRATA_EXPORTED_LIBS strata_grpc_proto)
@@ -41,7 +41,7 @@ install(FILES ${PROJECT_BINARY_DIR}/strataConfig.cmake ${PROJECT_BINARY_DIR}/str
 
 # pkg-config: the static libraries in link order, then their system dependencies.
 set(STRATA_PC_LIBS "")
-foreach(lib strata_train strata_serve strata_grpc_proto strata_data strata_nn strata_optim strata_onnx strata_io
+foreach(lib strata_train strata_serve strata_tf strata_grpc_proto strata_data strata_nn strata_optim strata_onnx strata_io
         strata_proto strata_graph strata_ops strata_ir strata_core)
   if(TARGET ${lib})
     string(APPEND STRATA_PC_LIBS " -l${lib}")
@@ -51,7 +51,7 @@ set(STRATA_PC_REQUIRES "protobuf zlib libpng libturbojpeg simdjson hdf5-serial o
 if(STRATA_WITH_GRPC)
   string(APPEND STRATA_PC_REQUIRES " grpc++")
 endif()
-set(STRATA_PC_PRIVATE "-lonnx -lonnx_proto -fopenmp -lpthread")
+set(STRATA_PC_PRIVATE "-lonnx -lonnx_proto -lsnappy -fopenmp -lpthread")
 if(STRATA_WITH_DNNL)
   string(APPEND STRATA_PC_PRIVATE " ${DNNL_LIBRARY}")
 endif()
@@ -68,6 +68,6 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libdnnl-dev, libonnx-dev, libprotobuf-dev, libgrpc++-dev, libsimdjson-dev, zlib1g-dev, libpng-dev, libturbojpeg0-dev, libgomp1, libhdf5-dev, libopenmpi-dev")
+    "libdnnl-dev, libonnx-dev, libprotobuf-dev, libgrpc++-dev, libsimdjson-dev, zlib1g-dev, libpng-dev, libturbojpeg0-dev, libgomp1, libhdf5-dev, libopenmpi-dev, libsnappy-dev")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 include(CPack)

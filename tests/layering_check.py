@@ -11,6 +11,7 @@ the libraries' link dependencies in src/*/CMakeLists.txt):
   ops    src/ops
   graph  src/graph (passes, planner, executor)
   onnx   src/onnx, strata/onnx.h
+  tf     src/tf (TensorBundle reader, SavedModel importer)
   data   src/data, strata/data.h
   nn     src/nn, strata/nn.h
   optim  src/optim, strata/optim.h
@@ -34,10 +35,11 @@ ALLOWED = {
     'ops': {'core', 'ir'},
     'graph': {'core', 'ir', 'ops'},
     'onnx': {'core', 'ir', 'ops', 'graph', 'io', 'proto'},
+    'tf': {'core', 'proto', 'io', 'ir', 'ops', 'graph', 'onnx'},
     'data': {'core', 'io', 'proto'},
     'nn': {'core', 'ir', 'ops', 'graph', 'io', 'onnx'},  # weight import: safetensors, ONNX initializers
     'optim': {'core', 'ir'},
-    'serve': {'core', 'proto', 'io', 'ir', 'ops', 'graph', 'onnx'},
+    'serve': {'core', 'proto', 'io', 'ir', 'ops', 'graph', 'onnx', 'tf'},
     'train': {'core', 'proto', 'io', 'ir', 'ops', 'graph', 'onnx', 'data', 'nn', 'optim'},
 }
 ALLOWED['cli'] = set(ALLOWED) - {'cli'}

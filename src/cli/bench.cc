@@ -111,7 +111,8 @@ Status Bench(const BenchArgs& args) {
 void AddBenchCommand(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("bench", "Time an ONNX model on random inputs of its signature's shape");
-  cmd->add_option("model", args->model, "The .onnx file")->required();
+  cmd->add_option("model", args->model, "The .onnx file, or a SavedModel directory (its serving_default signature)")
+      ->required();
   cmd->add_option("--batch", args->batch, "Batch size for the leading unknown dimension (default 1)");
   cmd->add_option("--shape", args->shapes, "NAME=D0,D1,... fixes an input's shape (repeatable)");
   cmd->add_option("--input", args->inputs,

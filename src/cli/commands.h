@@ -37,6 +37,8 @@ void AddDataCommand(CLI::App& app);
 void AddTrainCommand(CLI::App& app);
 void AddEvalCommand(CLI::App& app);
 void AddExportCommand(CLI::App& app);
+void AddConvertCommand(CLI::App& app);
+void AddTfCheckpointCommand(CLI::App& app);
 void AddTrainBenchCommand(CLI::App& app);
 void AddQuantizeCommand(CLI::App& app);
 void AddZooCommand(CLI::App& app);

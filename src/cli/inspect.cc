@@ -57,7 +57,8 @@ Status Inspect(const InspectArgs& args) {
 void AddInspectCommand(CLI::App& app) {
   auto args = std::make_shared<InspectArgs>();
   auto* cmd = app.add_subcommand("inspect", "Show a model's signature, ops, parameters and planned memory");
-  cmd->add_option("model", args->model, "The .onnx file")->required();
+  cmd->add_option("model", args->model, "The .onnx file, or a SavedModel directory (its serving_default signature)")
+      ->required();
   cmd->add_option("--batch", args->batch, "Batch size used for the memory plan (default 1)");
   AddConvAlgorithmOption(cmd, &Globals().conv_algorithm);
   AddPrecisionOption(cmd, &Globals().precision);

@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
   AddTrainCommand(app);
   AddEvalCommand(app);
   AddExportCommand(app);
+  AddConvertCommand(app);
+  AddTfCheckpointCommand(app);
   AddTrainBenchCommand(app);
   AddQuantizeCommand(app);
   AddZooCommand(app);

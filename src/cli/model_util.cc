@@ -1,15 +1,60 @@
 #include "cli/model_util.h"
 
 #include "core/random.h"
+#include "core/file_util.h"
 #include "strata/onnx.h"
+#include "tf/saved_model.h"
 
 namespace strata::cli {
+
+StatusOr<std::shared_ptr<graph::Model>> LoadAnyModel(const std::string& path, const std::string& signature,
+                                                     LoadedModel* aliases) {
+  if (IsDirectory(path) && !tf::IsSavedModelDir(path) && FileExists(JoinPath(path, "model.onnx")))
+    return LoadAnyModel(JoinPath(path, "model.onnx"), signature, aliases);
+  if (IsDirectory(path) && tf::IsSavedModelDir(path)) {
+    STRATA_ASSIGN_OR_RETURN(tf::SavedModelImport sm, tf::LoadSavedModel(path));
+    const tf::ImportedSignature* sig = signature.empty() ? sm.Default() : sm.Find(signature);
+    if (!sig) {
+      std::vector<std::string> keys;
+      for (const auto& s : sm.signatures) keys.push_back(s.key);
+      return NotFoundError("SavedModel ", path, " has no signature '", signature, "' (it has ", StrJoin(keys, ", "),
+                           ")");
+    }
+    if (aliases) {
+      for (const auto& t : sig->features.empty() ? sig->inputs : sig->features)
+        aliases->input_aliases[t.alias] = t.name;
+      for (const auto& t : sig->outputs) aliases->output_aliases[t.alias] = t.name;
+    }
+    // The imported graph accepts any shape (as TF does). For the CLI (bench's random inputs, inspect, convert's ONNX
+    // file) its inputs and outputs declare the signature's shapes, with the leading dimension a symbolic "batch"
+    // and other unknown dimensions symbolic too.
+    auto m = std::make_shared<graph::Model>(*sig->model);
+    auto declared = [&](const std::string& name) -> const tf::SignatureTensor* {
+      for (const auto* list : {&sig->inputs, &sig->outputs, &sig->features})
+        for (const auto& t : *list)
+          if (t.name == name) return &t;
+      return nullptr;
+    };
+    for (auto* vis : {&m->graph.inputs, &m->graph.outputs}) {
+      for (auto& vi : *vis) {
+        const tf::SignatureTensor* t = declared(vi.name);
+        if (!t || !t->shape.rank_known) continue;
+        vi.shape = t->shape;
+        for (size_t i = 0; i < vi.shape.dims.size(); ++i)
+          if (i == 0 || !vi.shape.dims[i].known())
+            vi.shape.dims[i] = Dim::Symbol(i == 0 ? std::string("batch") : StrCat(SafeFileName(vi.name), "_d", i));
+      }
+    }
+    return m;
+  }
+  STRATA_ASSIGN_OR_RETURN(graph::Model m, onnx::LoadModel(path));
+  return std::make_shared<graph::Model>(std::move(m));
+}
 
 StatusOr<LoadedModel> LoadModelSession(const std::string& path, int threads, size_t memory_limit_bytes,
                                        graph::ConvAlgorithm conv_algorithm, graph::Precision precision) {
   LoadedModel out;
-  STRATA_ASSIGN_OR_RETURN(graph::Model m, onnx::LoadModel(path));
-  out.model = std::make_shared<graph::Model>(std::move(m));
+  STRATA_ASSIGN_OR_RETURN(out.model, LoadAnyModel(path, "", &out));
   graph::SessionOptions opts;
   opts.intra_op_threads = threads;
   opts.memory_limit_bytes = memory_limit_bytes;

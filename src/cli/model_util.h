@@ -14,9 +14,17 @@ namespace strata::cli {
 struct LoadedModel {
   std::shared_ptr<graph::Model> model;
   std::unique_ptr<graph::Session> session;
+  // A SavedModel's signature: alias -> tensor name of its inputs and outputs (empty for ONNX files).
+  std::map<std::string, std::string> input_aliases, output_aliases;
 };
 
-// Loads an .onnx file and compiles a Session; errors name the file.
+// Loads a model for the CLI: an .onnx file, or a TensorFlow SavedModel directory (saved_model.pb + variables/),
+// whose `signature` ("" = serving_default) is imported.
+StatusOr<std::shared_ptr<graph::Model>> LoadAnyModel(const std::string& path, const std::string& signature,
+                                                     LoadedModel* aliases = nullptr);
+
+// Loads an .onnx file (or a SavedModel directory, its default signature) and compiles a Session; errors name the
+// file.
 StatusOr<LoadedModel> LoadModelSession(const std::string& path, int threads, size_t memory_limit_bytes = 0,
                                        graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto,
                                        graph::Precision precision = graph::Precision::kFp32);

@@ -1,4 +1,4 @@
-// strata run MODEL.onnx --input NAME=FILE.npy ... [--output-dir DIR]
+// strata run MODEL.onnx|SAVED_MODEL_DIR --input NAME=FILE.npy ... [--output-dir DIR]
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -24,7 +24,8 @@ Status RunModel(const RunArgs& args) {
     STRATA_ASSIGN_OR_RETURN(auto kv, SplitAssignment(spec, "--input"));
     const bool is_pb = kv.second.size() > 3 && kv.second.compare(kv.second.size() - 3, 3, ".pb") == 0;
     STRATA_ASSIGN_OR_RETURN(Tensor t, is_pb ? onnx::ReadTensorProtoFile(kv.second) : io::ReadNpy(kv.second));
-    feeds.emplace_back(kv.first, std::move(t));
+    auto alias = lm.input_aliases.find(kv.first);  // a SavedModel signature's input alias
+    feeds.emplace_back(alias == lm.input_aliases.end() ? kv.first : alias->second, std::move(t));
   }
   std::vector<Tensor> outputs;
   STRATA_RETURN_IF_ERROR(lm.session->Run(feeds, &outputs));
@@ -45,8 +46,10 @@ Status RunModel(const RunArgs& args) {
 
 void AddRunCommand(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  auto* cmd = app.add_subcommand("run", "Run an ONNX model on .npy inputs and write .npy outputs");
-  cmd->add_option("model", args->model, "The .onnx file")->required();
+  auto* cmd = app.add_subcommand("run", "Run an ONNX model or a TensorFlow SavedModel on .npy inputs and write .npy "
+                                        "outputs");
+  cmd->add_option("model", args->model, "The .onnx file, or a SavedModel directory (saved_model.pb + variables/; "
+                                        "its serving_default signature; inputs by alias or tensor name)")->required();
   cmd->add_option("--input", args->inputs, "NAME=FILE for each model input: a .npy file, or a serialised onnx.TensorProto (.pb) (repeatable)");
   cmd->add_option("--output-dir", args->output_dir, "Write <output name>.npy for each output here");
   cmd->add_option("--threads", Globals().threads, "Intra-op threads (default: one per core)");

@@ -80,7 +80,9 @@ TEST(StorageTest, WrongLayoutsAreExplained) {
   const std::string saved = FreshDir("layout_saved");
   Touch(saved + "/saved_model.pb");
   scan = ScanBasePath(saved, "iris");
-  EXPECT_NE(scan.problem.message().find("this server serves ONNX models"), std::string::npos);
+  EXPECT_NE(scan.problem.message().find("base_path looks like a model version directory (it holds a TensorFlow "
+                                        "SavedModel"), std::string::npos)
+      << scan.problem.message();
   // Missing.
   scan = ScanBasePath(saved + "/nope", "iris");
   EXPECT_EQ(scan.problem.message(), "Could not find base path " + saved + "/nope for servable iris");

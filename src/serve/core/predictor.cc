@@ -78,7 +78,7 @@ StatusOr<NamedTensors> Predictor::ValidateInputs(const Servable& servable, const
     const TensorInfo* info = sig.FindInput(alias);
     if (!t.defined()) return InvalidArgumentError("input '", alias, "' has no value");
     const bool dtype_ok = info->dtype == DType::kUndefined || t.dtype() == info->dtype;
-    if (!dtype_ok || !info->shape.Accepts(t.shape())) {
+    if (!dtype_ok || (sig.strict_shapes && !info->shape.Accepts(t.shape()))) {
       return InvalidArgumentError("input '", alias, "' of model '", servable.name(), "' version ", servable.version(),
                                   " (signature '", signature_key, "') expects shape ", info->shape.ToString(),
                                   " and dtype ", DTypeName(info->dtype), " (", TfDataTypeName(TfDataTypeOf(info->dtype)),

@@ -105,8 +105,9 @@ StatusOr<std::vector<Tensor>> Predictor::RunExamples(const Servable& servable, c
   if (!sig_or.ok()) return sig_or.status();
   const SignatureDef& sig = **sig_or;
   NamedTensors feeds;
-  for (size_t i = 0; i < sig.inputs.size(); ++i) {
-    const TensorInfo& in = sig.inputs[i];
+  const std::vector<TensorInfo>& feature_inputs = sig.examples.FeatureInputs(sig.inputs);
+  for (size_t i = 0; i < feature_inputs.size(); ++i) {
+    const TensorInfo& in = feature_inputs[i];
     const int64_t k = sig.examples.feature_sizes[i];
     Shape shape;
     shape.PushBack(n);

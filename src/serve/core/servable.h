@@ -25,8 +25,9 @@ struct LoadOptions {
 
 class Servable {
  public:
-  // Loads <dir>/model.onnx. Errors explain a wrong layout: a SavedModel instead of ONNX, a differently named .onnx
-  // file, an empty directory.
+  // Loads <dir>/model.onnx, or a TensorFlow SavedModel (<dir>/saved_model.pb + variables/) when the directory holds
+  // one and no model.onnx: each of its SignatureDefs is imported (src/tf) and compiled into its own session. Errors
+  // explain a wrong layout: a differently named .onnx file, an empty directory.
   static StatusOr<std::shared_ptr<Servable>> Load(const std::string& name, int64_t version, const std::string& dir,
                                                   const LoadOptions& options);
   // Wraps an already built session (tests, tools).
@@ -37,6 +38,7 @@ class Servable {
   int64_t version() const { return version_; }
   const std::string& dir() const { return dir_; }
   const SignatureMap& signatures() const { return signatures_; }
+  // The default signature's session (the only one of an ONNX model).
   graph::Session& session() const { return *session_; }
   // Bytes of weights held by this version (initializers), for the per-model memory metric.
   int64_t weight_bytes() const { return weight_bytes_; }
@@ -44,7 +46,8 @@ class Servable {
   // Resolves a signature key ("" = serving_default). Nullptr when absent.
   const SignatureDef* FindSignature(const std::string& key) const;
 
-  // Runs the session; `fetch` names graph outputs (empty = all).
+  // Runs the session whose inputs are exactly the fed names and whose outputs include `fetch` (graph outputs; empty =
+  // all). A SavedModel has one session per signature; an ONNX model has one.
   Status Run(const std::vector<std::pair<std::string, Tensor>>& feeds, const std::vector<std::string>& fetch,
              std::vector<Tensor>* outputs) const;
 
@@ -55,7 +58,11 @@ class Servable {
   std::string dir_;
   SignatureMap signatures_;
   std::unique_ptr<graph::Session> session_;
+  std::vector<std::unique_ptr<graph::Session>> more_sessions_;  // the other signatures of a SavedModel
   int64_t weight_bytes_ = 0;
+
+  static StatusOr<std::shared_ptr<Servable>> LoadSavedModel(const std::string& name, int64_t version,
+                                                            const std::string& dir, const graph::SessionOptions& so);
 };
 
 }  // namespace strata::serve

@@ -122,11 +122,14 @@ bool IsFloatOutput(const TensorInfo& t) {
          t.dtype == DType::kBFloat16;
 }
 
+}  // namespace
+
 // Fills the Classify/Regress mapping of `sig`, or says why not.
 void MapExamples(SignatureDef* sig) {
   ExampleMapping& m = sig->examples;
   std::string input_problem;
-  for (const TensorInfo& in : sig->inputs) {
+  const std::vector<TensorInfo>& feature_inputs = m.FeatureInputs(sig->inputs);
+  for (const TensorInfo& in : feature_inputs) {
     const bool feature_type = in.dtype == DType::kFloat32 || in.dtype == DType::kFloat64 ||
                               in.dtype == DType::kInt64 || in.dtype == DType::kInt32 || in.dtype == DType::kString;
     if (!feature_type) {
@@ -151,7 +154,7 @@ void MapExamples(SignatureDef* sig) {
     if (!input_problem.empty()) break;
     m.feature_sizes.push_back(size);
   }
-  if (sig->inputs.empty()) input_problem = "the model has no inputs";
+  if (feature_inputs.empty()) input_problem = "the model has no inputs";
   if (!input_problem.empty()) {
     m.feature_sizes.clear();
     m.classify_why_not = m.regress_why_not = input_problem;
@@ -184,8 +187,6 @@ void MapExamples(SignatureDef* sig) {
         "regression needs an output named 'outputs' or exactly one float output, shaped [batch] or [batch, 1]";
   }
 }
-
-}  // namespace
 
 SignatureMap SynthesizeSignatures(const std::vector<graph::SignatureEntry>& inputs,
                                   const std::vector<graph::SignatureEntry>& outputs) {

@@ -50,7 +50,14 @@ struct ExampleMapping {
   std::string scores_output;     // classify: float [batch, k] (or [batch])
   std::string classes_output;    // classify: optional string/integer [batch, k]
   std::string regress_output;    // regress: float [batch] or [batch, 1]
-  std::vector<int64_t> feature_sizes;  // per input: values each example supplies (product of dims 1..)
+  std::vector<int64_t> feature_sizes;  // per feature input: values each example supplies (product of dims 1..)
+  // The model inputs the examples fill, one per feature (alias = feature key, name = model input). Empty: the
+  // signature's own inputs (an ONNX model). A SavedModel signature that takes serialized tf.Examples lists the dense
+  // features its ParseExample op parses here.
+  std::vector<TensorInfo> features;
+  const std::vector<TensorInfo>& FeatureInputs(const std::vector<TensorInfo>& inputs) const {
+    return features.empty() ? inputs : features;
+  }
 };
 
 struct SignatureDef {
@@ -58,6 +65,10 @@ struct SignatureDef {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   ExampleMapping examples;
+  // Requests must fit the inputs' shapes. False for SavedModel signatures: TF Serving does not check a fed tensor
+  // against the placeholder's declared shape (TF's half_plus_two TF2 declares [1] and serves [3]), and the imported
+  // graph checks ranks itself.
+  bool strict_shapes = true;
 
   const TensorInfo* FindInput(std::string_view alias) const;
   const TensorInfo* FindOutput(std::string_view alias) const;
@@ -68,6 +79,10 @@ using SignatureMap = std::map<std::string, SignatureDef>;
 // One "serving_default" signature from the session's graph inputs and outputs.
 SignatureMap SynthesizeSignatures(const std::vector<graph::SignatureEntry>& inputs,
                                   const std::vector<graph::SignatureEntry>& outputs);
+
+// Fills sig->examples (whether Classify/Regress can use the signature, and how) from its inputs (or
+// sig->examples.features) and outputs.
+void MapExamples(SignatureDef* sig);
 
 // Levenshtein distance; used to suggest the closest input name.
 size_t EditDistance(std::string_view a, std::string_view b);

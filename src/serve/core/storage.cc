@@ -48,8 +48,9 @@ Status ExplainLayout(const std::string& base, const std::string& model_name, con
                          ", so point base_path at the directory above it and put the model in a numbered directory");
   if (has("saved_model.pb"))
     return NotFoundError("No versions of servable ", model_name, " found under base path ", base,
-                         ": it holds a TensorFlow SavedModel (saved_model.pb); this server serves ONNX models: ",
-                         expected);
+                         ": base_path looks like a model version directory (it holds a TensorFlow SavedModel, "
+                         "saved_model.pb); expected ", base, "/<version>/saved_model.pb with <version> a number, so "
+                         "point base_path at the directory above it and put the model in a numbered directory");
   std::string listing = children.empty() ? "it is empty" : StrCat("found ", StrJoin(children, ", "));
   if (children.size() > 20) {
     std::vector<std::string> head(children.begin(), children.begin() + 20);
