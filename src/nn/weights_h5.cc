@@ -249,7 +249,8 @@ Status LoadKerasWeights(Model& model, const std::string& path) {
     return DataLossError("weights file '", path, "' is not an HDF5 file (expected a Keras .weights.h5 or .h5)");
   }
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) return DataLossError("cannot open weights file '", path, "': ", Hdf5ErrorText());
+  if (!file.ok()) return DataLossError("cannot open weights file '", path, "' as HDF5 (a Keras .weights.h5 or .h5 file that is "
+                                            "truncated or damaged?): ", Hdf5ErrorText());
   Reader reader(file.get(), path);
   std::vector<FileLayer> file_layers;
   STRATA_RETURN_IF_ERROR(reader.Read(&file_layers));
@@ -313,7 +314,8 @@ StatusOr<std::map<std::string, Tensor>> ReadKerasWeightsFor(const Model& model, 
     return DataLossError("weights file '", path, "' is not an HDF5 file (expected a Keras .weights.h5 or .h5)");
   }
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) return DataLossError("cannot open weights file '", path, "': ", Hdf5ErrorText());
+  if (!file.ok()) return DataLossError("cannot open weights file '", path, "' as HDF5 (a Keras .weights.h5 or .h5 file that is "
+                                            "truncated or damaged?): ", Hdf5ErrorText());
   Reader reader(file.get(), path);
   std::vector<FileLayer> file_layers;
   STRATA_RETURN_IF_ERROR(reader.Read(&file_layers));
