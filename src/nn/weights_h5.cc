@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "core/file_util.h"
 #include "nn/internal.h"
@@ -238,22 +240,50 @@ class Reader {
 
 std::string DimsText(const std::vector<int64_t>& d) { return Shape(d).ToString(); }
 
+// An open Keras weights file: HDF5's error printing silenced while it lives, its layer table read.
+class KerasFile {
+ public:
+  static StatusOr<std::unique_ptr<KerasFile>> Open(const std::string& path) {
+    if (!FileExists(path)) return NotFoundError("weights file '", path, "' does not exist");
+    std::unique_ptr<KerasFile> k(new KerasFile(path));
+    if (H5Fis_hdf5(path.c_str()) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return DataLossError("weights file '", path, "' is not an HDF5 file (expected a Keras .weights.h5 or .h5)");
+    }
+    k->file_.emplace(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (!k->file_->ok())
+      return DataLossError("cannot open weights file '", path, "' as HDF5 (a Keras .weights.h5 or .h5 file that is "
+                           "truncated or damaged?): ", Hdf5ErrorText());
+    k->reader_ = std::make_unique<Reader>(k->file_->get(), path);
+    STRATA_RETURN_IF_ERROR(k->reader_->Read(&k->layers_));
+    return k;
+  }
+  const std::vector<FileLayer>& layers() const { return layers_; }
+  const std::string& format() const { return reader_->format(); }
+  // One dataset as a float32 tensor of `shape` (its own dims when empty).
+  StatusOr<Tensor> ReadFloat(const FileWeight& fw, const Shape& shape) const {
+    Handle ds(H5Dopen2(file_->get(), fw.path.c_str(), H5P_DEFAULT), H5Dclose);
+    Tensor t = Tensor::Empty(DType::kFloat32, shape);
+    if (!ds.ok() || H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data<float>()) < 0)
+      return DataLossError("weights file '", path_, "': cannot read '", fw.path, "': ", Hdf5ErrorText());
+    return t;
+  }
+
+ private:
+  explicit KerasFile(const std::string& path) : path_(path) {}
+  QuietHdf5 quiet_;  // first: silent before the file is probed, restored after it is closed
+  std::string path_;
+  std::optional<Handle> file_;
+  std::unique_ptr<Reader> reader_;
+  std::vector<FileLayer> layers_;
+};
+
 }  // namespace
 
 Status LoadKerasWeights(Model& model, const std::string& path) {
   if (!model.built()) return FailedPreconditionError("LoadKerasWeights: build model '", model.name(), "' first");
-  if (!FileExists(path)) return NotFoundError("weights file '", path, "' does not exist");
-  QuietHdf5 quiet;
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return DataLossError("weights file '", path, "' is not an HDF5 file (expected a Keras .weights.h5 or .h5)");
-  }
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) return DataLossError("cannot open weights file '", path, "' as HDF5 (a Keras .weights.h5 or .h5 file that is "
-                                            "truncated or damaged?): ", Hdf5ErrorText());
-  Reader reader(file.get(), path);
-  std::vector<FileLayer> file_layers;
-  STRATA_RETURN_IF_ERROR(reader.Read(&file_layers));
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<KerasFile> keras, KerasFile::Open(path));
+  const std::vector<FileLayer>& file_layers = keras->layers();
 
   std::map<std::string, const FileLayer*> by_name;
   for (const FileLayer& l : file_layers) by_name[l.name] = &l;
@@ -288,7 +318,7 @@ Status LoadKerasWeights(Model& model, const std::string& path) {
   if (!problems.empty()) {
     int missing = 0, unexpected = 0;
     for (const std::string& p : problems) missing += p.rfind("missing", 0) == 0, unexpected += p.rfind("unexpected", 0) == 0;
-    return InvalidArgumentError("weights file '", path, "' (", reader.format(), ") does not match model '",
+    return InvalidArgumentError("weights file '", path, "' (", keras->format(), ") does not match model '",
                                 model.name(), "': ", missing, " missing, ", unexpected, " unexpected and ",
                                 problems.size() - missing - unexpected, " mis-shaped weight(s): ",
                                 StrJoin(problems, "; "));
@@ -296,40 +326,22 @@ Status LoadKerasWeights(Model& model, const std::string& path) {
 
   std::map<std::string, Tensor> values;
   for (const auto& [spec, fw] : pairs) {
-    Handle ds(H5Dopen2(file.get(), fw->path.c_str(), H5P_DEFAULT), H5Dclose);
-    Tensor t = Tensor::Empty(DType::kFloat32, spec->shape);
-    if (!ds.ok() || H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data<float>()) < 0)
-      return DataLossError("weights file '", path, "': cannot read '", fw->path, "': ", Hdf5ErrorText());
-    values[spec->name] = std::move(t);
+    STRATA_ASSIGN_OR_RETURN(values[spec->name], keras->ReadFloat(*fw, spec->shape));
   }
   return model.SetWeights(values);
 }
 
 StatusOr<std::map<std::string, Tensor>> ReadKerasWeightsFor(const Model& model, const std::string& path) {
   if (!model.built()) return FailedPreconditionError("ReadKerasWeightsFor: build model '", model.name(), "' first");
-  if (!FileExists(path)) return NotFoundError("weights file '", path, "' does not exist");
-  QuietHdf5 quiet;
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return DataLossError("weights file '", path, "' is not an HDF5 file (expected a Keras .weights.h5 or .h5)");
-  }
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) return DataLossError("cannot open weights file '", path, "' as HDF5 (a Keras .weights.h5 or .h5 file that is "
-                                            "truncated or damaged?): ", Hdf5ErrorText());
-  Reader reader(file.get(), path);
-  std::vector<FileLayer> file_layers;
-  STRATA_RETURN_IF_ERROR(reader.Read(&file_layers));
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<KerasFile> keras, KerasFile::Open(path));
+  const std::vector<FileLayer>& file_layers = keras->layers();
   std::map<std::string, const FileLayer*> by_name;
   for (const FileLayer& l : file_layers) by_name[l.name] = &l;
   std::map<std::string, Tensor> out;
   auto read = [&](const FileWeight& fw, const std::string& key) -> Status {
     if (!fw.is_float)
       return InvalidArgumentError("weights file '", path, "': '", fw.path, "' is not a float tensor");
-    Handle ds(H5Dopen2(file.get(), fw.path.c_str(), H5P_DEFAULT), H5Dclose);
-    Tensor t = Tensor::Empty(DType::kFloat32, Shape(fw.dims));
-    if (!ds.ok() || H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data<float>()) < 0)
-      return DataLossError("weights file '", path, "': cannot read '", fw.path, "': ", Hdf5ErrorText());
-    out[key] = std::move(t);
+    STRATA_ASSIGN_OR_RETURN(out[key], keras->ReadFloat(fw, Shape(fw.dims)));
     return Status::OK();
   };
   std::map<std::string, bool> model_layers;
