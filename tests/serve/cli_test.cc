@@ -122,7 +122,15 @@ TEST(CliTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
     bench::HttpClient c("127.0.0.1", port, std::chrono::seconds(20));
     in_flight = c.Post("/v1/models/half:predict", R"({"instances": [1.0, 2.0]})");
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  // SIGTERM once the request waits in the batch queue (the gauge, read at scrape time), not after a fixed sleep: on a
+  // loaded machine the request can take longer than any sleep to arrive, and then it is not in flight.
+  bool queued = false;
+  for (int i = 0; i < 500 && !queued; ++i) {
+    auto m = client.Get("/monitoring/prometheus/metrics");
+    queued = m.ok() && m->body.find(":strata:serving:batch_queue_tasks 1") != std::string::npos;
+    if (!queued) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(queued) << "the request never reached the batch queue\n" << testing::Slurp(p.log);
   const auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(kill(p.pid, SIGTERM), 0);
   request.join();
