@@ -95,6 +95,33 @@ std::optional<Tensor> Bias(const Graph& g, const std::unordered_map<std::string,
   return Tensor::FromVector(b);
 }
 
+// The tail both fusions share: a QuantizeLinear of the chain's value with a constant float32 scale (and constant zero
+// point, if any) is absorbed, its scale and zero point becoming the fused node's inputs `scale_input` and
+// `scale_input + 1`; trailing unused inputs are dropped; the fused node replaces node `start` (nothing absorbed) or
+// the whole chain.
+void FinishFusion(Graph* g, passes::Chain& chain, bool absorb_quantize, size_t scale_input, int start, Node fused,
+                  std::vector<bool>* frozen, std::vector<bool>* dead) {
+  const int qi = chain.NextNode();
+  if (absorb_quantize && qi >= 0) {
+    const Node& q = g->nodes[qi];
+    const Tensor* s = ScalarConstant(*g, q, 1);
+    const Tensor* zp = ScalarConstant(*g, q, 2);
+    if (IsOnnx(q, "QuantizeLinear") && q.inputs[0] == chain.value() && s != nullptr &&
+        s->dtype() == DType::kFloat32 && (!q.has_input(2) || zp != nullptr)) {
+      fused.inputs[scale_input] = q.inputs[1];
+      if (q.has_input(2)) fused.inputs[scale_input + 1] = q.inputs[2];
+      chain.Absorb();
+    }
+  }
+  while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
+  if (chain.length() == 0) {
+    (*frozen)[start] = true;
+    g->nodes[start] = std::move(fused);
+  } else {
+    chain.Commit(std::move(fused), dead);
+  }
+}
+
 }  // namespace
 
 Status FuseQuantizedConv(Graph* g) {
@@ -170,25 +197,7 @@ Status FuseQuantizedConv(Graph* g) {
       ops::WriteFusedActivation(*act, &fused.attrs);
       chain.Absorb();
     }
-    const int qi = chain.NextNode();
-    if (!float_z && qi >= 0) {
-      const Node& q = g->nodes[qi];
-      const Tensor* s = ScalarConstant(*g, q, 1);
-      const Tensor* zp = ScalarConstant(*g, q, 2);
-      if (IsOnnx(q, "QuantizeLinear") && q.inputs[0] == chain.value() && s != nullptr &&
-          s->dtype() == DType::kFloat32 && (!q.has_input(2) || zp != nullptr)) {
-        fused.inputs[9] = q.inputs[1];
-        if (q.has_input(2)) fused.inputs[10] = q.inputs[2];
-        chain.Absorb();
-      }
-    }
-    while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
-    if (chain.length() == 0) {
-      frozen[ci] = true;
-      g->nodes[ci] = std::move(fused);
-    } else {
-      chain.Commit(std::move(fused), &dead);
-    }
+    FinishFusion(g, chain, !float_z, 9, static_cast<int>(ci), std::move(fused), &frozen, &dead);
     changed = true;
   }
   if (changed) {
@@ -253,25 +262,7 @@ Status FuseQuantizedMatMul(Graph* g) {
       ops::WriteFusedActivation(*act, &fused.attrs);
       chain.Absorb();
     }
-    const int qi = chain.NextNode();
-    if (qi >= 0) {
-      const Node& q = g->nodes[qi];
-      const Tensor* s = ScalarConstant(*g, q, 1);
-      const Tensor* zp = ScalarConstant(*g, q, 2);
-      if (IsOnnx(q, "QuantizeLinear") && q.inputs[0] == chain.value() && s != nullptr &&
-          s->dtype() == DType::kFloat32 && (!q.has_input(2) || zp != nullptr)) {
-        fused.inputs[6] = q.inputs[1];
-        if (q.has_input(2)) fused.inputs[7] = q.inputs[2];
-        chain.Absorb();
-      }
-    }
-    while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
-    if (chain.length() == 0) {
-      frozen[mi] = true;
-      g->nodes[mi] = std::move(fused);
-    } else {
-      chain.Commit(std::move(fused), &dead);
-    }
+    FinishFusion(g, chain, true, 6, static_cast<int>(mi), std::move(fused), &frozen, &dead);
     changed = true;
   }
   if (changed) {

@@ -126,4 +126,17 @@ StatusOr<Tensor> RunReferenceOp(KernelContext& ctx, std::string_view op, Attribu
   return sub.output(0);
 }
 
+Status WriteQuantizedOutput(KernelContext& ctx, const Tensor& y, int scale_input) {
+  if (!ctx.has_input(scale_input)) {
+    STRATA_ASSIGN_OR_RETURN(Tensor * out, ctx.Output(0, DType::kFloat32, y.shape()));
+    out->CopyFrom(y);
+    return Status::OK();
+  }
+  const Tensor* zero_point = ctx.has_input(scale_input + 1) ? &ctx.input(scale_input + 1) : nullptr;
+  STRATA_ASSIGN_OR_RETURN(Tensor q, RunReferenceOp(ctx, "QuantizeLinear", {}, {&y, &ctx.input(scale_input), zero_point}));
+  STRATA_ASSIGN_OR_RETURN(Tensor * out, ctx.Output(0, q.dtype(), q.shape()));
+  out->CopyFrom(q);
+  return Status::OK();
+}
+
 }  // namespace strata::ops

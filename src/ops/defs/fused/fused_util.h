@@ -62,6 +62,10 @@ StatusOr<const OpSchema*> BaseSchema(std::string_view op);
 StatusOr<Tensor> RunReferenceOp(KernelContext& ctx, std::string_view op, AttributeMap attrs,
                                 std::vector<const Tensor*> inputs);
 
+// The output of a QDQ fused op's reference kernel: `y` as is (float32) when input `scale_input` (the output
+// QuantizeLinear's scale) is absent, else QuantizeLinear(y, input scale_input, input scale_input + 1).
+Status WriteQuantizedOutput(KernelContext& ctx, const Tensor& y, int scale_input);
+
 // Runs `base`'s shape inference on the first `num_inputs` inputs of ctx and copies its output 0 into ctx.
 Status InferLikeBase(InferContext& ctx, const OpSchema& base, int num_inputs);
 

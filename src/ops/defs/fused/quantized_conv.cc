@@ -62,15 +62,7 @@ Status QuantizedConvCompute(KernelContext& ctx) {
       return ctx.Error("Z ", z.shape().ToString(), " must have the output's shape ", y.shape().ToString());
   }
   STRATA_RETURN_IF_ERROR(FinishInPlace(ctx.node(), &y, z.defined() ? &z : nullptr, act));
-  if (!ctx.has_input(9)) {
-    STRATA_ASSIGN_OR_RETURN(Tensor * out, ctx.Output(0, DType::kFloat32, y.shape()));
-    out->CopyFrom(y);
-    return Status::OK();
-  }
-  STRATA_ASSIGN_OR_RETURN(Tensor q, RunReferenceOp(ctx, "QuantizeLinear", {}, {&y, in(9), in(10)}));
-  STRATA_ASSIGN_OR_RETURN(Tensor * out, ctx.Output(0, q.dtype(), q.shape()));
-  out->CopyFrom(q);
-  return Status::OK();
+  return WriteQuantizedOutput(ctx, y, 9);
 }
 
 }  // namespace

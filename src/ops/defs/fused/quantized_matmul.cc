@@ -59,15 +59,7 @@ Status QuantizedMatMulCompute(KernelContext& ctx) {
   }
   STRATA_ASSIGN_OR_RETURN(Tensor y, RunReferenceOp(ctx, "MatMul", {}, {&a, &b}));
   STRATA_RETURN_IF_ERROR(FinishInPlace(ctx.node(), &y, in(5), act));
-  if (!ctx.has_input(6)) {
-    STRATA_ASSIGN_OR_RETURN(Tensor * out, ctx.Output(0, DType::kFloat32, y.shape()));
-    out->CopyFrom(y);
-    return Status::OK();
-  }
-  STRATA_ASSIGN_OR_RETURN(Tensor q, RunReferenceOp(ctx, "QuantizeLinear", {}, {&y, in(6), in(7)}));
-  STRATA_ASSIGN_OR_RETURN(Tensor * out, ctx.Output(0, q.dtype(), q.shape()));
-  out->CopyFrom(q);
-  return Status::OK();
+  return WriteQuantizedOutput(ctx, y, 6);
 }
 
 }  // namespace
