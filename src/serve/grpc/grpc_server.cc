@@ -105,16 +105,12 @@ class CallInterceptor final : public grpc::experimental::Interceptor {
         methods->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                                StrCat("could not parse ", RequestTypeName(info_->method()))));
       if (access_log_) {
-        const double ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-        char duration[32];
-        std::snprintf(duration, sizeof(duration), "%.3f", ms);
         LogFields(LogLevel::kInfo, "request",
                   {{"request_id", id_.empty() ? RequestIdFor("") : id_},
                    {"protocol", "GRPC"},
                    {"method", info_->method() ? info_->method() : ""},
                    {"status", std::to_string(static_cast<int>(methods->GetSendStatus().error_code())), true},
-                   {"duration_ms", duration, true}});
+                   {"duration_ms", MillisecondsSince(start_), true}});
       }
     }
     methods->Proceed();

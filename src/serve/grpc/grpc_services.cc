@@ -17,16 +17,11 @@ grpc::Status ToGrpcStatus(const Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(static_cast<int>(s.code())), msg);
 }
 
-namespace {
-
-// The client's deadline as a steady-clock time point (none when the client set none).
 Deadline ClientDeadline(const grpc::ServerContext* ctx) {
   const auto d = ctx->deadline();
   if (d >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) return NoDeadline();
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(d - std::chrono::system_clock::now());
 }
-
-}  // namespace
 
 grpc::Status PredictionServiceImpl::Count(const std::string& model, const char* api, Clock::time_point start,
                                           const Status& s) {

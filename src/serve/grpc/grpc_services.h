@@ -11,6 +11,8 @@ namespace strata::serve {
 
 // Status → grpc::Status; messages over 1024 characters are cut and end in "...TRUNCATED" as TF Serving's.
 grpc::Status ToGrpcStatus(const Status& s);
+// The client's deadline as a steady-clock time point (none when the client set none).
+Deadline ClientDeadline(const grpc::ServerContext* ctx);
 
 class PredictionServiceImpl final : public tensorflow::serving::PredictionService::Service {
  public:

@@ -122,12 +122,6 @@ void AddTensorMetadata(const std::vector<TensorInfo>& infos,
   }
 }
 
-Deadline ClientDeadlineOf(const grpc::ServerContext* ctx) {
-  const auto d = ctx->deadline();
-  if (d >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) return NoDeadline();
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(d - std::chrono::system_clock::now());
-}
-
 }  // namespace
 
 grpc::Status InferenceServiceImpl::ServerLive(grpc::ServerContext*, const v2::ServerLiveRequest*,
@@ -196,7 +190,7 @@ grpc::Status InferenceServiceImpl::ModelInfer(grpc::ServerContext* ctx, const v2
     return count(Status(inputs.status().code(), StrCat("model '", model, "': ", inputs.status().message())));
   PredictRequest request;
   request.model_spec = *spec;
-  request.deadline = ClientDeadlineOf(ctx);
+  request.deadline = ClientDeadline(ctx);
   request.inputs = std::move(inputs).value();
   for (const auto& o : req->outputs()) request.output_filter.push_back(o.name());
   std::promise<std::pair<Status, PredictResponse>> promise;

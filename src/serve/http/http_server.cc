@@ -294,32 +294,25 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     req.body().data = std::string();
     auto self = shared_from_this();
+    // What the access log line needs, kept only when lines are written (--log_requests).
+    struct AccessLine {
+      std::string method, target;
+      std::chrono::steady_clock::time_point received;
+    };
+    std::optional<AccessLine> line;
+    if (impl_->options.access_log) line = AccessLine{r.method, r.target, r.received};
     std::string id = r.request_id;
-    if (!impl_->options.access_log) {
-      impl_->handler(std::move(r), [self, id = std::move(id)](HttpResponse resp) {
-        resp.headers.emplace_back("X-Request-Id", id);
-        net::post(self->stream_.get_executor(),
-                  [self, resp = std::move(resp)]() mutable { self->Write(std::move(resp)); });
-      });
-      return;
-    }
-    std::string method = r.method, target = r.target;
-    const auto received = r.received;
-    impl_->handler(std::move(r), [self, id = std::move(id), method = std::move(method), target = std::move(target),
-                                  received](HttpResponse resp) {
+    impl_->handler(std::move(r), [self, id = std::move(id), line = std::move(line)](HttpResponse resp) {
       resp.headers.emplace_back("X-Request-Id", id);
-      const double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - received).count();
-      char duration[32];
-      std::snprintf(duration, sizeof(duration), "%.3f", ms);
-      LogFields(LogLevel::kInfo, "request",
-                {{"request_id", id},
-                 {"protocol", "REST"},
-                 {"method", method},
-                 {"path", target.substr(0, 512)},
-                 {"status", std::to_string(resp.status), true},
-                 {"duration_ms", duration, true},
-                 {"response_bytes", std::to_string(resp.body.size()), true}});
+      if (line)
+        LogFields(LogLevel::kInfo, "request",
+                  {{"request_id", id},
+                   {"protocol", "REST"},
+                   {"method", line->method},
+                   {"path", line->target.substr(0, 512)},
+                   {"status", std::to_string(resp.status), true},
+                   {"duration_ms", MillisecondsSince(line->received), true},
+                   {"response_bytes", std::to_string(resp.body.size()), true}});
       net::post(self->stream_.get_executor(),
                 [self, resp = std::move(resp)]() mutable { self->Write(std::move(resp)); });
     });
@@ -497,6 +490,13 @@ void HttpServer::Shutdown(std::chrono::milliseconds grace) {
   impl.ioc.stop();
   for (auto& t : impl.threads)
     if (t.joinable()) t.join();
+}
+
+std::string MillisecondsSince(std::chrono::steady_clock::time_point since) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f",
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count());
+  return buf;
 }
 
 std::string RequestIdFor(std::string_view client_value) {

@@ -72,6 +72,8 @@ class HttpServer {
 
 // The request id for an X-Request-Id header value (see HttpRequest::request_id); also used by gRPC's x-request-id.
 std::string RequestIdFor(std::string_view client_value);
+// The time since `since` in milliseconds, 3 decimals (the access log lines' duration_ms).
+std::string MillisecondsSince(std::chrono::steady_clock::time_point since);
 
 // Inflates a gzip (or zlib) body; fails above `limit` bytes.
 StatusOr<std::string> GunzipBody(std::string_view compressed, int64_t limit);
