@@ -13,9 +13,12 @@
 #include "core/random.h"
 #include "io/safetensors.h"
 #include "strata/train.h"
+#include "train_test_util.h"
 
 namespace strata::train {
 namespace {
+
+using testutil::SameBits;
 
 using testing_util::kPythonTfRecord;
 using testing_util::RunPython;
@@ -52,17 +55,6 @@ CompileOptions Adam() {
   c.metrics["logits"] = {"accuracy"};
   c.optimizer_config.learning_rate = optim::ConstantLR(0.01);
   return c;
-}
-
-bool SameBits(const std::map<std::string, Tensor>& a, const std::map<std::string, Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (const auto& [k, t] : a) {
-    auto it = b.find(k);
-    if (it == b.end() || it->second.dtype() != t.dtype() || it->second.shape() != t.shape() ||
-        std::memcmp(it->second.raw_data(), t.raw_data(), t.byte_size()) != 0)
-      return false;
-  }
-  return true;
 }
 
 // A trained state with history, an lr override and a seed above 2^63.

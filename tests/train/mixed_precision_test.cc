@@ -10,9 +10,14 @@
 
 #include "core/random.h"
 #include "strata/train.h"
+#include "train_test_util.h"
 
 namespace strata::train {
 namespace {
+
+using testutil::Mlp;
+using testutil::Compile;
+using testutil::SameBits;
 
 constexpr char kAttr[] = "strata_compute_dtype";
 
@@ -30,34 +35,6 @@ data::Element Batch(int n, uint64_t seed, float scale = 1.0f) {
   e.Set("x", x);
   e.Set("label", y);
   return e;
-}
-
-std::unique_ptr<nn::Model> Mlp() {
-  auto in = nn::Input({8}, "x");
-  auto h = nn::Dense(16, {.activation = "relu"})(in);
-  auto logits = nn::Dense(3)(h);
-  return std::make_unique<nn::Model>(std::vector<nn::KerasTensor>{in},
-                                     std::vector<nn::ModelOutput>{{"logits", logits}}, "mlp");
-}
-
-CompileOptions Compile(std::string optimizer = "adam", double lr = 0.01) {
-  CompileOptions c;
-  c.loss["logits"] = nn::Loss::SparseCategoricalCrossentropy(true);
-  c.metrics["logits"] = {"accuracy"};
-  c.optimizer = std::move(optimizer);
-  c.optimizer_config.learning_rate = optim::ConstantLR(lr);
-  return c;
-}
-
-bool SameBits(const std::map<std::string, Tensor>& a, const std::map<std::string, Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (const auto& [k, t] : a) {
-    auto it = b.find(k);
-    if (it == b.end() || it->second.byte_size() != t.byte_size() ||
-        std::memcmp(it->second.raw_data(), t.raw_data(), t.byte_size()) != 0)
-      return false;
-  }
-  return true;
 }
 
 // The slots without the loss-scale state.

@@ -12,9 +12,13 @@
 #include "core/random.h"
 #include "io/npy.h"
 #include "strata/train.h"
+#include "train_test_util.h"
 
 namespace strata::train {
 namespace {
+
+using testutil::Mlp;
+using testutil::Compile;
 
 using testing_util::RunPython;
 using testing_util::TempPath;
@@ -35,23 +39,6 @@ io::NamedTensors Blobs(int n, uint64_t seed) {
     for (int j = 0; j < 8; ++j) x.data<float>()[i * 8 + j] = (j % 3 == c ? 2.0f : 0.0f) + 0.7f * rng.Normal();
   }
   return {{"x", x}, {"label", y}};
-}
-
-std::unique_ptr<nn::Model> Mlp() {
-  auto in = nn::Input({8}, "x");
-  auto h = nn::Dense(16, {.activation = "relu"})(in);
-  auto logits = nn::Dense(3)(h);
-  return std::make_unique<nn::Model>(std::vector<nn::KerasTensor>{in}, std::vector<nn::ModelOutput>{{"logits", logits}},
-                                     "mlp");
-}
-
-CompileOptions Compile() {
-  CompileOptions c;
-  c.loss["logits"] = nn::Loss::SparseCategoricalCrossentropy(true);
-  c.metrics["logits"] = {"accuracy"};
-  c.optimizer = "adam";
-  c.optimizer_config.learning_rate = optim::ConstantLR(0.01);
-  return c;
 }
 
 // Python list literal of doubles, exact (17 significant digits).

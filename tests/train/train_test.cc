@@ -17,11 +17,16 @@
 #include "core/file_util.h"
 #include "core/random.h"
 #include "strata/train.h"
+#include "train_test_util.h"
 
 extern char** environ;
 
 namespace strata::train {
 namespace {
+
+using testutil::Mlp;
+using testutil::Compile;
+using testutil::SameBits;
 
 // Three Gaussian blobs in 8-D: "x" float32 [n, 8], "label" int64 [n].
 io::NamedTensors Blobs(int n, uint64_t seed) {
@@ -38,35 +43,6 @@ io::NamedTensors Blobs(int n, uint64_t seed) {
 
 data::Dataset TrainData(int n = 600, int batch = 32) {
   return data::Dataset::FromTensorSlices(Blobs(n, 1)).Shuffle(n, {.seed = 5}).Batch(batch);
-}
-
-std::unique_ptr<nn::Model> Mlp(double dropout = 0.0) {
-  auto in = nn::Input({8}, "x");
-  auto h = nn::Dense(16, {.activation = "relu"})(in);
-  if (dropout > 0) h = nn::Dropout(dropout)(h);
-  auto logits = nn::Dense(3)(h);
-  return std::make_unique<nn::Model>(std::vector<nn::KerasTensor>{in},
-                                     std::vector<nn::ModelOutput>{{"logits", logits}}, "mlp");
-}
-
-CompileOptions Compile(std::string optimizer = "adam", double lr = 0.01) {
-  CompileOptions c;
-  c.loss["logits"] = nn::Loss::SparseCategoricalCrossentropy(true);
-  c.metrics["logits"] = {"accuracy"};
-  c.optimizer = std::move(optimizer);
-  c.optimizer_config.learning_rate = optim::ConstantLR(lr);
-  return c;
-}
-
-bool SameBits(const std::map<std::string, Tensor>& a, const std::map<std::string, Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (const auto& [k, t] : a) {
-    auto it = b.find(k);
-    if (it == b.end() || it->second.byte_size() != t.byte_size() ||
-        std::memcmp(it->second.raw_data(), t.raw_data(), t.byte_size()) != 0)
-      return false;
-  }
-  return true;
 }
 
 // 8x8 images of one bar: horizontal (label 1) or vertical (label 0) at a random position, plus noise.
