@@ -47,7 +47,7 @@ foreach(lib strata_train strata_serve strata_tf strata_grpc_proto strata_data st
     string(APPEND STRATA_PC_LIBS " -l${lib}")
   endif()
 endforeach()
-set(STRATA_PC_REQUIRES "protobuf zlib libpng libturbojpeg simdjson hdf5-serial ompi-cxx")
+set(STRATA_PC_REQUIRES "protobuf zlib libpng libturbojpeg simdjson hdf5-serial ompi-cxx libssl")
 if(STRATA_WITH_GRPC)
   string(APPEND STRATA_PC_REQUIRES " grpc++")
 endif()

@@ -16,7 +16,7 @@ BUILD_PKGS=(
   libonnx-dev libonnx-testdata
   libprotobuf-dev protobuf-compiler
   libgrpc++-dev protobuf-compiler-grpc
-  libboost-dev libsimdjson-dev
+  libboost-dev libsimdjson-dev libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libpng-dev libturbojpeg0-dev libjpeg62-turbo-dev
   libcli11-dev

@@ -36,6 +36,9 @@ struct ServerOptions {
   int grpc_max_threads = 0;         // --grpc_max_threads; 0 = gRPC's default
   std::string grpc_channel_arguments;  // --grpc_channel_arguments: "k=v,k2=v2"
   std::string ssl_config_file;         // --ssl_config_file: text SSLConfig (PEM contents)
+  // --rest_api_tls: with --ssl_config_file, the REST API is served over HTTPS with the same certificate (and client
+  // verification). false = plaintext REST, as TF Serving (whose SSLConfig covers gRPC only).
+  bool rest_tls = true;
   bool tensor_content = false;         // --enable_serialization_as_tensor_content
 
   // ---- models ----

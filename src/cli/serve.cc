@@ -147,7 +147,11 @@ void AddServeCommand(CLI::App& app) {
                   "Load retries after a failure (-1, the default here, = while the version is aspired)");
   cmd->add_option("--load_retry_interval_micros", o.load_retry_interval_micros,
                   "First retry delay; doubles per failure up to 5 minutes (default 1 s)");
-  cmd->add_option("--ssl_config_file", o.ssl_config_file, "Text SSLConfig: TLS for gRPC");
+  cmd->add_option("--ssl_config_file", o.ssl_config_file,
+                  "Text SSLConfig: TLS for gRPC, and HTTPS for the REST API unless --rest_api_tls=false");
+  cmd->add_option("--rest_api_tls", o.rest_tls,
+                  "With --ssl_config_file, serve REST over HTTPS too (default true; false = plaintext REST, as TF "
+                  "Serving)");
   cmd->add_option("--grpc_channel_arguments", o.grpc_channel_arguments, "k=v,k2=v2 gRPC server arguments");
   cmd->add_option("--grpc_max_threads", o.grpc_max_threads, "gRPC thread cap");
   cmd->add_flag("--enable_serialization_as_tensor_content", o.tensor_content,

@@ -183,6 +183,9 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
                                          : (o.inter_op_threads > 0 ? o.inter_op_threads : std::max(2, cores));
     ho.body_limit = o.max_request_bytes;
     ho.inflight_body_limit = o.rest_max_inflight_body_bytes;
+    if (!o.ssl_config_file.empty() && o.rest_tls) {
+      STRATA_ASSIGN_OR_RETURN(ho.tls, ReadSslConfigFile(o.ssl_config_file));
+    }
     RestApi* rest = impl.rest.get();
     STRATA_ASSIGN_OR_RETURN(impl.http,
                             HttpServer::Start(ho, [rest](HttpRequest&& r, Responder done) {
@@ -192,7 +195,8 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
     metrics->AddCollector([http](ServingMetrics& m) {
       m.rest_body_bytes_in_flight.Set({}, static_cast<double>(http->body_bytes_in_flight()));
     });
-    LogInfo("REST API listening on ", o.host, ":", impl.http->port(), " (", ho.threads, " threads",
+    LogInfo("REST API listening on ", o.host, ":", impl.http->port(), " (", ho.tls ? "HTTPS, " : "", ho.threads,
+            " threads",
             o.metrics_enabled ? StrCat(", Prometheus metrics at ", o.metrics_path) : std::string(), ")");
   }
 #ifdef STRATA_SERVE_WITH_GRPC

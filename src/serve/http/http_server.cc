@@ -7,6 +7,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cctype>
 #include <cstdio>
 #include <random>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 
 #include "core/logging.h"
@@ -27,7 +29,13 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-class Session;
+// A connection, whatever its stream (plain TCP or TLS): what the server needs to close it at shutdown.
+class SessionBase : public std::enable_shared_from_this<SessionBase> {
+ public:
+  virtual ~SessionBase() = default;
+  // Closes the connection if it is waiting for a request; a connection that is handling one closes after the reply.
+  virtual void CloseIfIdle() = 0;
+};
 
 // Request-body bytes being received, over every connection: charged as a body's buffer grows, released when the
 // request has been handled or dropped.
@@ -58,12 +66,13 @@ struct HttpServer::Impl {
   // (and release their bodies' charges).
   BodyBudget body_budget;
   std::mutex sessions_mu;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
+  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
   std::atomic<int64_t> in_flight{0};
   std::atomic<bool> draining{false};
   HttpServerOptions options;
   HttpHandler handler;
   net::io_context ioc;
+  std::optional<net::ssl::context> tls;  // set when options.tls is
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
@@ -71,6 +80,8 @@ struct HttpServer::Impl {
   bool stopped = false;
 
   void DoAccept();
+  template <class Stream>
+  void StartSession(Stream&& stream);
 };
 
 namespace {
@@ -215,47 +226,78 @@ std::optional<HttpResponse> TransferEncodingError(const http::fields& fields) {
   return std::nullopt;
 }
 
-class Session : public std::enable_shared_from_this<Session> {
+// One connection. Stream is beast::tcp_stream (plain HTTP) or beast::ssl_stream<beast::tcp_stream> (HTTPS).
+template <class Stream>
+class Session : public SessionBase {
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
  public:
-  Session(tcp::socket&& socket, HttpServer::Impl* impl) : stream_(std::move(socket)), impl_(impl) {}
-  ~Session() {
+  Session(Stream&& stream, HttpServer::Impl* impl) : stream_(std::move(stream)), impl_(impl) {}
+  ~Session() override {
     std::lock_guard<std::mutex> lock(impl_->sessions_mu);
     impl_->sessions.erase(this);
   }
 
   void Run() {
-    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::DoRead, shared_from_this()));
+    if constexpr (kTls) {
+      // The handshake gets the idle timeout too: a client that connects and sends nothing is dropped.
+      net::dispatch(stream_.get_executor(), [self = self()] {
+        self->tcp().expires_after(self->impl_->options.idle_timeout);
+        self->stream_.async_handshake(net::ssl::stream_base::server,
+                                      [self](beast::error_code ec) { self->OnHandshake(ec); });
+      });
+    } else {
+      net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::DoRead, self()));
+    }
   }
 
-  // Closes the connection if it is waiting for a request; a connection that is handling one closes after the reply.
-  void CloseIfIdle() {
-    net::post(stream_.get_executor(), [self = shared_from_this()] {
+  void CloseIfIdle() override {
+    net::post(stream_.get_executor(), [self = self()] {
       if (!self->busy_) self->Close();
     });
   }
 
  private:
+  std::shared_ptr<Session> self() { return std::static_pointer_cast<Session>(shared_from_this()); }
+  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+
+  void OnHandshake(beast::error_code ec) {
+    if (ec) {
+      // A client that is not speaking TLS, or whose certificate was refused: nothing can be answered in HTTP.
+      LogFields(LogLevel::kWarning, "TLS handshake failed",
+                {{"peer", PeerAddress()}, {"error", ec.message()}});
+      return CloseSocket();
+    }
+    handshake_done_ = true;
+    DoRead();
+  }
+
+  std::string PeerAddress() {
+    beast::error_code ec;
+    const auto ep = tcp().socket().remote_endpoint(ec);
+    return ec ? std::string("?") : StrCat(ep.address().to_string(), ":", ep.port());
+  }
+
   void DoRead() {
     if (impl_->draining) return Close();
     parser_.emplace();
     parser_->body_limit(static_cast<uint64_t>(impl_->options.body_limit));
     parser_->header_limit(1 << 16);
     parser_->get().body().budget = &impl_->body_budget;
-    stream_.expires_after(impl_->options.idle_timeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+    tcp().expires_after(impl_->options.idle_timeout);
+    http::async_read_header(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnHeader, self()));
   }
 
   static bool ConnectionGone(beast::error_code ec) {
     return ec == http::error::end_of_stream || ec == net::error::operation_aborted || ec == beast::error::timeout ||
-           ec == net::error::eof || ec == net::error::connection_reset;
+           ec == net::error::eof || ec == net::error::connection_reset || ec == net::ssl::error::stream_truncated;
   }
 
   void OnHeader(beast::error_code ec, std::size_t) {
     if (ConnectionGone(ec)) return Close();
     if (ec) return Fail(ec);
     if (auto error = TransferEncodingError(parser_->get())) return Reject(std::move(*error));
-    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnRead, self()));
   }
 
   void OnRead(beast::error_code ec, std::size_t) {
@@ -293,7 +335,7 @@ class Session : public std::enable_shared_from_this<Session> {
       r.body = std::move(req.body().data);
     }
     req.body().data = std::string();
-    auto self = shared_from_this();
+    auto self = this->self();
     // What the access log line needs, kept only when lines are written (--log_requests).
     struct AccessLine {
       std::string method, target;
@@ -307,7 +349,7 @@ class Session : public std::enable_shared_from_this<Session> {
       if (line)
         LogFields(LogLevel::kInfo, "request",
                   {{"request_id", id},
-                   {"protocol", "REST"},
+                   {"protocol", kTls ? "REST (TLS)" : "REST"},
                    {"method", line->method},
                    {"path", line->target.substr(0, 512)},
                    {"status", std::to_string(resp.status), true},
@@ -352,8 +394,8 @@ class Session : public std::enable_shared_from_this<Session> {
     res->keep_alive(keep_alive_ && !impl_->draining);
     res->body() = std::move(r.body);
     res->prepare_payload();
-    stream_.expires_after(std::chrono::seconds(60));
-    http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+    tcp().expires_after(std::chrono::seconds(60));
+    http::async_write(stream_, *res, [self = self(), res](beast::error_code ec, std::size_t) {
       self->OnWrite(ec, res->need_eof());
     });
   }
@@ -368,11 +410,14 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // After an error reply to a request whose body was not read (413, malformed), closing at once would make the
   // kernel answer the unread bytes with a reset, and the client could lose the reply. Instead: stop sending, then
-  // read and discard what the client still sends (bounded in time and bytes), then close.
+  // read and discard what the client still sends (bounded in time and bytes), then close. Under TLS the TCP
+  // connection cannot be half-closed; the reply's "Connection: close" tells the client to stop.
   void LingeringClose() {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.expires_after(std::chrono::seconds(2));
+    if constexpr (!kTls) {
+      beast::error_code ignored;
+      tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    }
+    tcp().expires_after(std::chrono::seconds(2));
     linger_budget_ = int64_t{64} << 20;
     DrainOnce();
   }
@@ -380,20 +425,34 @@ class Session : public std::enable_shared_from_this<Session> {
   void DrainOnce() {
     drain_buffer_.resize(64 * 1024);
     stream_.async_read_some(net::buffer(drain_buffer_),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                            [self = self()](beast::error_code ec, std::size_t n) {
                               self->linger_budget_ -= static_cast<int64_t>(n);
                               if (ec || self->linger_budget_ <= 0) return self->Close();
                               self->DrainOnce();
                             });
   }
 
+  // Under TLS: send close_notify first (bounded by a short timeout), then close the socket.
   void Close() {
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.socket().close(ec);
+    if constexpr (kTls) {
+      if (handshake_done_ && !shutting_down_) {
+        shutting_down_ = true;
+        tcp().expires_after(std::chrono::seconds(2));
+        stream_.async_shutdown([self = self()](beast::error_code) { self->CloseSocket(); });
+        return;
+      }
+      if (shutting_down_) return;  // the shutdown's handler closes the socket
+    }
+    CloseSocket();
   }
 
-  beast::tcp_stream stream_;
+  void CloseSocket() {
+    beast::error_code ec;
+    tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+    tcp().socket().close(ec);
+  }
+
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<BudgetedBody>> parser_;
   HttpServer::Impl* impl_;
@@ -401,6 +460,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool busy_ = false;
   bool linger_ = false;
   int64_t linger_budget_ = 0;
+  bool handshake_done_ = false;
+  bool shutting_down_ = false;
   std::vector<char> drain_buffer_;
 };
 
@@ -411,22 +472,63 @@ void HttpServer::Impl::DoAccept() {
     if (!ec && !draining) {
       beast::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
-      auto s = std::make_shared<Session>(std::move(socket), this);
-      {
-        std::lock_guard<std::mutex> lock(sessions_mu);
-        sessions[s.get()] = s;
-      }
-      s->Run();
+      if (tls)
+        StartSession(beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls));
+      else
+        StartSession(beast::tcp_stream(std::move(socket)));
     }
     if (acceptor->is_open() && !draining) DoAccept();
   });
 }
+
+template <class Stream>
+void HttpServer::Impl::StartSession(Stream&& stream) {
+  auto s = std::make_shared<Session<Stream>>(std::move(stream), this);
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu);
+    sessions[s.get()] = s;
+  }
+  s->Run();
+}
+
+namespace {
+
+// The HTTPS context from the SSLConfig's PEM texts; each error names the field that did not load.
+Status MakeTlsContext(const SslOptions& o, std::optional<net::ssl::context>& out) {
+  if (o.server_cert.empty() || o.server_key.empty())
+    return InvalidArgumentError("--ssl_config_file: REST over TLS needs both server_cert and server_key (PEM); ",
+                                o.server_cert.empty() ? "server_cert" : "server_key", " is empty");
+  out.emplace(net::ssl::context::tls_server);
+  net::ssl::context& ctx = *out;
+  beast::error_code ec;
+  ctx.set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                      net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1 |
+                      net::ssl::context::single_dh_use,
+                  ec);
+  if (!ec) ctx.use_certificate_chain(net::buffer(o.server_cert), ec);
+  if (ec) return InvalidArgumentError("--ssl_config_file: server_cert is not a usable PEM certificate: ", ec.message());
+  ctx.use_private_key(net::buffer(o.server_key), net::ssl::context::pem, ec);
+  if (ec) return InvalidArgumentError("--ssl_config_file: server_key is not a usable PEM private key: ", ec.message());
+  if (o.client_verify) {
+    if (o.custom_ca.empty())
+      return InvalidArgumentError("--ssl_config_file: client_verify is true but custom_ca is empty (the PEM CA that "
+                                  "signs client certificates)");
+    ctx.add_certificate_authority(net::buffer(o.custom_ca), ec);
+    if (ec) return InvalidArgumentError("--ssl_config_file: custom_ca is not a usable PEM certificate: ", ec.message());
+    ctx.set_verify_mode(net::ssl::verify_peer | net::ssl::verify_fail_if_no_peer_cert, ec);
+    if (ec) return InternalError("TLS verify mode: ", ec.message());
+  }
+  return Status::OK();
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options, HttpHandler handler) {
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->impl_ = std::make_unique<Impl>(options);
   Impl& impl = *server->impl_;
   impl.handler = std::move(handler);
+  if (options.tls) STRATA_RETURN_IF_ERROR(MakeTlsContext(*options.tls, impl.tls));
   beast::error_code ec;
   const auto address = net::ip::make_address(options.host, ec);
   if (ec) return InvalidArgumentError("bad listen address '", options.host, "': ", ec.message());
@@ -462,7 +564,7 @@ void HttpServer::Shutdown(std::chrono::milliseconds grace) {
     impl.acceptor->close(ec);
   });
   auto close_idle = [&impl] {
-    std::vector<std::shared_ptr<Session>> live;
+    std::vector<std::shared_ptr<SessionBase>> live;
     {
       std::lock_guard<std::mutex> lock(impl.sessions_mu);
       for (auto& [p, w] : impl.sessions)

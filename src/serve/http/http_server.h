@@ -6,10 +6,12 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "serve/core/config.h"
 #include "strata/status.h"
 
 namespace strata::serve {
@@ -50,6 +52,9 @@ struct HttpServerOptions {
   std::chrono::seconds idle_timeout{75};
   // One log line per answered request (request_id, method, path, status, duration_ms, response_bytes).
   bool access_log = false;
+  // HTTPS: the PEM server certificate and key (TF Serving's SSLConfig, the same --ssl_config_file as gRPC). With
+  // client_verify, clients must present a certificate signed by custom_ca. TLS 1.2 or newer.
+  std::optional<SslOptions> tls;
 };
 
 class HttpServer {
