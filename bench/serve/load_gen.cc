@@ -57,6 +57,11 @@ LoadResult RunLoad(const LoadOptions& options, const std::atomic<bool>* stop) {
   result.seconds = std::chrono::duration<double>(finished - std::max(start, measure_from)).count();
   if (finished < measure_from) result.seconds = 0;
   result.requests = static_cast<int64_t>(latencies.size());
+  SummarizeLatencies(latencies, result);
+  return result;
+}
+
+void SummarizeLatencies(std::vector<double>& latencies, LoadResult& result) {
   if (result.seconds > 0) result.requests_per_second = static_cast<double>(result.requests) / result.seconds;
   if (!latencies.empty()) {
     std::sort(latencies.begin(), latencies.end());
@@ -69,7 +74,6 @@ LoadResult RunLoad(const LoadOptions& options, const std::atomic<bool>* stop) {
     result.max_ms = latencies.back();
     result.mean_ms = std::accumulate(latencies.begin(), latencies.end(), 0.0) / static_cast<double>(latencies.size());
   }
-  return result;
 }
 
 }  // namespace strata::serve::bench

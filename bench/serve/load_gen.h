@@ -39,4 +39,7 @@ struct LoadResult {
 // Runs until the duration passes, max_requests are done, or `*stop` becomes true.
 LoadResult RunLoad(const LoadOptions& options, const std::atomic<bool>* stop = nullptr);
 
+// Fills requests_per_second (from requests and seconds) and the latency figures; sorts `latencies` (ms).
+void SummarizeLatencies(std::vector<double>& latencies, LoadResult& result);
+
 }  // namespace strata::serve::bench

@@ -3,6 +3,7 @@
 //
 //   strata_serve_load --port 8501 --target /v1/models/cnn:predict --instance_shape 1,28,28 --connections 32
 //   strata_serve_load --port 8501 --target /v1/models/half:predict --body '{"instances": [1.0]}'
+//   strata_serve_load --grpc --port 8500 --model cnn --input_name input --instance_shape 1,28,28 --connections 32
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -11,6 +12,9 @@
 #include <sstream>
 
 #include "load_gen.h"
+#ifdef STRATA_LOAD_WITH_GRPC
+#include "grpc_load.h"
+#endif
 
 namespace {
 
@@ -48,10 +52,19 @@ int main(int argc, char** argv) {
   int batch = 1;
   double duration_s = 10, warmup_s = 1;
   bool json = false;
+  bool grpc = false;
+  std::string model, input_name = "input", signature_name;
+  int channels = 4;
   CLI::App app{"Closed-loop REST load generator for TF-Serving-compatible servers (loopback)"};
   app.add_option("--host", o.host, "Server address (default 127.0.0.1)");
   app.add_option("--port", o.port, "REST port")->required();
-  app.add_option("--target", o.target, "Request path, e.g. /v1/models/cnn:predict")->required();
+  app.add_option("--target", o.target, "Request path, e.g. /v1/models/cnn:predict (REST)");
+  app.add_flag("--grpc", grpc, "gRPC PredictionService/Predict instead of REST (tensor_content; needs --model and "
+               "--instance_shape)");
+  app.add_option("--model", model, "gRPC: model_spec.name");
+  app.add_option("--signature_name", signature_name, "gRPC: model_spec.signature_name (default serving_default)");
+  app.add_option("--input_name", input_name, "gRPC: the input tensor's name (default input)");
+  app.add_option("--channels", channels, "gRPC: HTTP/2 connections shared by the callers (default 4)");
   app.add_option("--method", o.method, "HTTP method (default POST)");
   app.add_option("--body", o.body, "Request body");
   app.add_option("--body_file", body_file, "Read the request body from a file");
@@ -62,6 +75,10 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup_s, "Unmeasured seconds first (default 1)");
   app.add_flag("--json", json, "Print one JSON object");
   CLI11_PARSE(app, argc, argv);
+  if (!grpc && o.target.empty()) {
+    std::fprintf(stderr, "--target is required for REST load (or pass --grpc)\n");
+    return 2;
+  }
   if (!body_file.empty()) {
     std::ifstream f(body_file);
     std::stringstream ss;
@@ -75,7 +92,34 @@ int main(int argc, char** argv) {
   }
   o.duration = std::chrono::milliseconds(static_cast<int64_t>(duration_s * 1000));
   o.warmup = std::chrono::milliseconds(static_cast<int64_t>(warmup_s * 1000));
-  const auto r = strata::serve::bench::RunLoad(o);
+  strata::serve::bench::LoadResult r;
+  if (grpc) {
+#ifdef STRATA_LOAD_WITH_GRPC
+    strata::serve::bench::GrpcLoadOptions g;
+    g.host = o.host;
+    g.port = o.port;
+    g.model = model;
+    g.signature_name = signature_name;
+    g.input_name = input_name;
+    std::stringstream ss(shape);
+    for (std::string d; std::getline(ss, d, ',');) g.shape.push_back(std::stoll(d));
+    if (model.empty() || g.shape.empty()) {
+      std::fprintf(stderr, "--grpc needs --model and --instance_shape\n");
+      return 2;
+    }
+    g.shape.insert(g.shape.begin(), batch);
+    g.callers = o.connections;
+    g.channels = channels;
+    g.duration = o.duration;
+    g.warmup = o.warmup;
+    r = strata::serve::bench::RunGrpcLoad(g);
+#else
+    std::fprintf(stderr, "this build has no gRPC (STRATA_WITH_GRPC=OFF)\n");
+    return 2;
+#endif
+  } else {
+    r = strata::serve::bench::RunLoad(o);
+  }
   if (json) {
     std::printf("{\"connections\": %d, \"requests\": %lld, \"ok\": %lld, \"failed\": %lld, \"seconds\": %.2f, "
                 "\"requests_per_second\": %.1f, \"p50_ms\": %.3f, \"p90_ms\": %.3f, \"p99_ms\": %.3f, \"max_ms\": %.3f}\n",

@@ -1,4 +1,6 @@
 // strata bench MODEL.onnx [--batch N] [--input NAME=FILE.npy] [--threads N] [--warmup W] [--iters K] [--json]
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +13,14 @@
 
 namespace strata::cli {
 namespace {
+
+// User + system CPU time of this process so far, all threads (getrusage).
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 struct BenchArgs {
   std::string model;
@@ -62,12 +72,15 @@ Status Bench(const BenchArgs& args) {
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(args.iters));  // the timing itself must not count as an allocation per run
   const int64_t allocs_before = HeapAllocationCount();
+  const double cpu_before = ProcessCpuSeconds();
   for (int i = 0; i < args.iters; ++i) {
     outputs.clear();
     const auto t0 = std::chrono::steady_clock::now();
     STRATA_RETURN_IF_ERROR(lm.session->Run(feeds, &outputs));
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
+  // Process CPU time (every thread, spin-waits included) per timed run: what a server pays per model run.
+  const double cpu_us_per_run = 1e6 * (ProcessCpuSeconds() - cpu_before) / args.iters;
   const bool counted = allocs_before >= 0;
   const double allocs_per_run = static_cast<double>(HeapAllocationCount() - allocs_before) / args.iters;
   const std::string allocs_text = counted ? StrCat(allocs_per_run) : "not counted in this (sanitizer) build";
@@ -87,10 +100,10 @@ Status Bench(const BenchArgs& args) {
         "{\"model\": \"%s\", \"batch\": %lld, \"threads\": %d, \"iters\": %d, \"first_run_ms\": %.3f, \"min_ms\": "
         "%.4f, "
         "\"median_ms\": %.4f, \"p90_ms\": %.4f, \"throughput_per_s\": %.2f, \"planned_peak_bytes\": %lld, "
-        "\"plan_cache_misses\": %lld, \"heap_allocations_per_run\": %s}\n",
+        "\"plan_cache_misses\": %lld, \"heap_allocations_per_run\": %s, \"cpu_us_per_run\": %.2f}\n",
         args.model.c_str(), static_cast<long long>(args.batch), IntraOpThreads(), args.iters, first_ms, sorted.front(),
         median, pct(0.9), throughput, static_cast<long long>(peak), static_cast<long long>(st.plan_cache_misses),
-        counted ? StrCat(allocs_per_run).c_str() : "null");
+        counted ? StrCat(allocs_per_run).c_str() : "null", cpu_us_per_run);
   } else {
     std::printf("model:       %s\ninputs:      %s\nthreads:     %d\n", args.model.c_str(), shape_text.c_str(),
                 IntraOpThreads());
@@ -98,6 +111,7 @@ Status Bench(const BenchArgs& args) {
     std::printf("latency:     min %.3f ms, median %.3f ms, p90 %.3f ms over %d runs\n", sorted.front(), median,
                 pct(0.9), args.iters);
     std::printf("throughput:  %.1f examples/s (batch %lld)\n", throughput, static_cast<long long>(args.batch));
+    std::printf("cpu time:    %.1f us per run (process, all threads)\n", cpu_us_per_run);
     std::printf("memory:      planned peak %.2f MiB of intermediates; heap allocations per run: %s\n",
                 static_cast<double>(peak) / (1 << 20), allocs_text.c_str());
     std::printf("plan cache:  %lld misses, %lld hits\n", static_cast<long long>(st.plan_cache_misses),

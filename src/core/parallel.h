@@ -27,7 +27,12 @@ class RangeFn {
 
 // Sets the number of intra-op threads for this process (<= 0: one per core). Logged by the CLI at start.
 void SetIntraOpThreads(int n);
+// The setting, as seen by the calling thread (after ApplyIntraOpThreads).
 int IntraOpThreads();
+// Makes the calling thread's OpenMP thread count the process setting, if SetIntraOpThreads changed it since this
+// thread last looked (OpenMP keeps the count per thread: a server's worker threads would otherwise use one thread
+// per core whatever --tensorflow_intra_op_parallelism says). Cheap; Session::Run and ParallelFor call it.
+void ApplyIntraOpThreads();
 
 // Runs fn(begin, end) over [0, n) split into chunks of at least `grain` items, in parallel when that pays off.
 // Called from inside a parallel region it runs serially.

@@ -234,6 +234,7 @@ StatusOr<std::vector<std::pair<std::string, Shape>>> OrderShapes(
 
 Status Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds, const std::vector<std::string>& fetches,
                     std::vector<Tensor>* results) {
+  ApplyIntraOpThreads();  // this thread may have been started before the setting, or by a server
   // Check names, dtypes and shapes against the signature.
   for (const auto& feed : feeds) {
     // No structured binding here: clang 14 (the fuzz build) cannot capture one in the lambda below.

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "core/file_util.h"
@@ -56,6 +58,37 @@ TEST(ParallelTest, CoversEveryIndexOnce) {
   int calls = 0;
   ParallelFor(0, 1, [&](int64_t, int64_t) { ++calls; });
   EXPECT_EQ(calls, 0);
+}
+
+// The setting holds on threads started before or after it (a server's workers), not only on the thread that made it:
+// OpenMP keeps the count per thread.
+TEST(ParallelTest, TheSettingReachesOtherThreads) {
+  std::atomic<bool> go{false};
+  int early_threads = 0, late_threads = 0, late_chunks = 0;
+  std::thread early([&] {
+    while (!go.load()) std::this_thread::yield();
+    early_threads = IntraOpThreads();
+  });
+  SetIntraOpThreads(3);  // 3: not the core count (the OpenMP default) of the machines this runs on
+  go = true;
+  early.join();
+  std::thread late([&] {
+    late_threads = IntraOpThreads();
+    std::mutex mu;
+    ParallelFor(3000, 1, [&](int64_t, int64_t) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++late_chunks;
+    });
+  });
+  late.join();
+  EXPECT_EQ(early_threads, 3);
+  EXPECT_EQ(late_threads, 3);
+  EXPECT_EQ(late_chunks, 3);
+  SetIntraOpThreads(1);
+  int serial_chunks = 0;
+  std::thread([&] { ParallelFor(3000, 1, [&](int64_t, int64_t) { ++serial_chunks; }); }).join();
+  EXPECT_EQ(serial_chunks, 1);
+  SetIntraOpThreads(0);
 }
 
 TEST(FileUtilTest, AtomicWriteReadAndPathChecks) {
