@@ -38,6 +38,7 @@ Status ModelManager::Start(const std::vector<ModelConfig>& configs) {
       m->config = c;
       models_[c.name] = std::move(m);
     }
+    started_ = true;
   }
   for (int i = 0; i < options_.num_load_threads; ++i) workers_.emplace_back([this] { RunJobs(); });
   loop_ = std::thread([this] { Loop(); });

@@ -151,6 +151,7 @@ class ModelManager {
 
   ManagerOptions options_;
   mutable std::mutex mu_;
+  bool started_ = false;  // Start has registered the configured models (until then AllReady is false)
   std::condition_variable cv_;          // wakes the manager loop
   std::condition_variable settled_cv_;  // ReloadConfig waiters
   std::map<std::string, std::unique_ptr<ModelEntry>> models_;

@@ -104,6 +104,10 @@ std::vector<ModelSummary> ModelManager::Summaries() const {
 
 bool ModelManager::AllReady(std::string* why) const {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!started_) {
+    if (why) *why = "the server is starting: the model list is not applied yet";
+    return false;
+  }
   std::vector<std::string> problems;
   for (const auto& [name, m] : models_) {
     if (!m->in_config) continue;

@@ -101,7 +101,10 @@ class CallInterceptor final : public grpc::experimental::Interceptor {
     if (methods->QueryInterceptionHookPoint(Hook::POST_RECV_MESSAGE) && methods->GetRecvMessage() == nullptr)
       parse_failed_ = true;
     if (methods->QueryInterceptionHookPoint(Hook::PRE_SEND_STATUS)) {
-      if (parse_failed_ && methods->GetSendStatus().error_code() == grpc::StatusCode::INTERNAL)
+      // gRPC's own answer to a body that does not parse: INTERNAL from a synchronous method, UNIMPLEMENTED with no
+      // message from a callback one (Predict).
+      const grpc::StatusCode code = methods->GetSendStatus().error_code();
+      if (parse_failed_ && (code == grpc::StatusCode::INTERNAL || code == grpc::StatusCode::UNIMPLEMENTED))
         methods->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                                StrCat("could not parse ", RequestTypeName(info_->method()))));
       if (access_log_) {

@@ -17,7 +17,7 @@ grpc::Status ToGrpcStatus(const Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(static_cast<int>(s.code())), msg);
 }
 
-Deadline ClientDeadline(const grpc::ServerContext* ctx) {
+Deadline ClientDeadline(const grpc::ServerContextBase* ctx) {
   const auto d = ctx->deadline();
   if (d >= std::chrono::system_clock::time_point::max() - std::chrono::hours(24 * 365)) return NoDeadline();
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(d - std::chrono::system_clock::now());
@@ -29,21 +29,22 @@ grpc::Status PredictionServiceImpl::Count(const std::string& model, const char* 
   return ToGrpcStatus(s);
 }
 
-grpc::Status PredictionServiceImpl::Predict(grpc::ServerContext* ctx, const pb::PredictRequest* req,
-                                            pb::PredictResponse* resp) {
+grpc::ServerUnaryReactor* PredictionServiceImpl::Predict(grpc::CallbackServerContext* ctx,
+                                                         const pb::PredictRequest* req, pb::PredictResponse* resp) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   const auto start = Clock::now();
-  const std::string& model = req->model_spec().name();
   auto request = PredictRequestFromProto(*req);
-  if (!request.ok()) return Count(model, "Predict", start, request.status());
+  if (!request.ok()) {
+    reactor->Finish(Count(req->model_spec().name(), "Predict", start, request.status()));
+    return reactor;
+  }
   request->deadline = ClientDeadline(ctx);
-  std::promise<std::pair<Status, PredictResponse>> promise;
-  auto future = promise.get_future();
-  predictor_->Predict(std::move(request).value(), [&promise](Status s, PredictResponse r) {
-    promise.set_value({std::move(s), std::move(r)});
+  // `req` and `resp` live until Finish.
+  predictor_->Predict(std::move(request).value(), [this, reactor, req, resp, start](Status s, PredictResponse r) {
+    if (s.ok()) PredictResponseToProto(r, tensor_content_, resp);
+    reactor->Finish(Count(req->model_spec().name(), "Predict", start, s));
   });
-  auto [status, response] = future.get();
-  if (status.ok()) PredictResponseToProto(response, tensor_content_, resp);
-  return Count(model, "Predict", start, status);
+  return reactor;
 }
 
 grpc::Status PredictionServiceImpl::Classify(grpc::ServerContext* ctx, const pb::ClassificationRequest* req,

@@ -12,15 +12,20 @@ namespace strata::serve {
 // Status → grpc::Status; messages over 1024 characters are cut and end in "...TRUNCATED" as TF Serving's.
 grpc::Status ToGrpcStatus(const Status& s);
 // The client's deadline as a steady-clock time point (none when the client set none).
-Deadline ClientDeadline(const grpc::ServerContext* ctx);
+Deadline ClientDeadline(const grpc::ServerContextBase* ctx);
 
-class PredictionServiceImpl final : public tensorflow::serving::PredictionService::Service {
+// Predict uses gRPC's callback API: the request is handled on the thread that read it and answered from the thread
+// that ran the model (a batch thread under --enable_batching), with no gRPC worker thread blocked in between. The
+// other methods stay synchronous.
+class PredictionServiceImpl final
+    : public tensorflow::serving::PredictionService::WithCallbackMethod_Predict<
+          tensorflow::serving::PredictionService::Service> {
  public:
   PredictionServiceImpl(Predictor* predictor, ServingMetrics* metrics, bool tensor_content)
       : predictor_(predictor), metrics_(metrics), tensor_content_(tensor_content) {}
 
-  grpc::Status Predict(grpc::ServerContext* ctx, const tensorflow::serving::PredictRequest* req,
-                       tensorflow::serving::PredictResponse* resp) override;
+  grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* ctx, const tensorflow::serving::PredictRequest* req,
+                                    tensorflow::serving::PredictResponse* resp) override;
   grpc::Status Classify(grpc::ServerContext* ctx, const tensorflow::serving::ClassificationRequest* req,
                         tensorflow::serving::ClassificationResponse* resp) override;
   grpc::Status Regress(grpc::ServerContext* ctx, const tensorflow::serving::RegressionRequest* req,
