@@ -358,6 +358,8 @@ class Model {
   const std::vector<std::string>& input_names() const;
   const std::vector<TensorSpec>& input_specs() const;
   const std::vector<std::string>& output_names() const;
+  // The logical (channels-last) spec of each output, in output_names() order (after Build; empty before).
+  std::vector<TensorSpec> output_specs() const;
   // Every layer, topologically sorted (after Build).
   std::vector<Layer*> layers() const;
   // The layer named `name_or_index` ("dense_1"), or the index'th of layers() ("3"; negative counts from the end).
