@@ -404,7 +404,8 @@ std::unique_ptr<Model> Sequential(std::vector<int64_t> input_shape, std::vector<
 
 // Keras custom_objects: a layer class name (Layer::type()) -> a function making that layer from its GetConfig() text
 // and its name.
-using LayerFactory = std::function<StatusOr<std::shared_ptr<Layer>>(const std::string& config, const std::string& name)>;
+using LayerFactory =
+    std::function<StatusOr<std::shared_ptr<Layer>>(const std::string& config, const std::string& name)>;
 using CustomObjects = std::map<std::string, LayerFactory>;
 // Rebuilds a model from Model::GetConfig()'s JSON: the same layers, names, calls, inputs, outputs, trainable flags and
 // dtype policies, built with `seed` (weights freshly initialised: load them with SetWeights or LoadWeights). Classes

@@ -294,7 +294,8 @@ StatusOr<Checkpoint> ReadCheckpointState(const std::string& path, Json* tensors_
     if (!text.ok()) return DataLossError(config_path, " (named by state.json): ", text.status().message());
     const uint32_t computed = io::Crc32c(text->data(), text->size());
     if (static_cast<int64_t>(computed) != *crc)
-      return DataLossError(config_path, ": fails its CRC32C check (state.json has ", *crc, ", the file ", computed, ")");
+      return DataLossError(config_path, ": fails its CRC32C check (state.json has ", *crc, ", the file ", computed,
+                           ")");
     c.model_config = std::move(*text);
   }
   const Json* tensors = j.Find("tensors");
