@@ -1,8 +1,8 @@
 // The built-in layers made from their Layer::GetConfig() arguments (the from_config half of the model config).
 // Every argument is checked for its type; an unknown argument is an error (a typo must not become a default).
-#include <set>
-
 #include "nn/layer_config.h"
+
+#include <set>
 
 namespace strata::nn::internal {
 
@@ -70,8 +70,8 @@ void ConfigArgs::Fail(std::string_view key, std::string_view expected, const Jso
   if (!error_.ok()) return;
   std::string text = got.Dump();
   if (text.size() > 60) text = text.substr(0, 57) + "...";
-  error_ = InvalidArgumentError(where_, ": config '", key, "' expects ", expected, ", got ",
-                                JsonTypeName(got.type()), " ", text);
+  error_ = InvalidArgumentError(where_, ": config '", key, "' expects ", expected, ", got ", JsonTypeName(got.type()),
+                                " ", text);
 }
 
 Status ConfigArgs::Finish() const {
@@ -79,9 +79,9 @@ Status ConfigArgs::Finish() const {
   for (const auto& [key, value] : config_.as_object())
     if (!used_.count(key)) {
       std::vector<std::string> known(used_.begin(), used_.end());
-      return InvalidArgumentError(where_, ": unknown config argument '", key, "'",
-                                  known.empty() ? std::string("; this class takes none")
-                                                : StrCat("; expected one of ", StrJoin(known, ", ")));
+      return InvalidArgumentError(
+          where_, ": unknown config argument '", key, "'",
+          known.empty() ? std::string("; this class takes none") : StrCat("; expected one of ", StrJoin(known, ", ")));
     }
   return Status::OK();
 }

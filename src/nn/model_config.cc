@@ -91,13 +91,9 @@ StatusOr<std::string> Model::GetConfig() const {
     outputs.Append(Json::MakeObject({{"name", o.name}, {"tensor", tensor_ref(o.tensor)}}));
   Json losses = Json::MakeArray();
   for (const auto& [t, w] : m.aux) losses.Append(Json::MakeObject({{"tensor", tensor_ref(t)}, {"weight", w}}));
-  Json config = Json::MakeObject({{"name", m.name},
-                                  {"layers", layers},
-                                  {"input_layers", inputs},
-                                  {"output_layers", outputs},
-                                  {"losses", losses}});
-  return Json::MakeObject({{"class_name", "Functional"}, {"format_version", kConfigFormat}, {"config", config}})
-      .Dump();
+  Json config = Json::MakeObject(
+      {{"name", m.name}, {"layers", layers}, {"input_layers", inputs}, {"output_layers", outputs}, {"losses", losses}});
+  return Json::MakeObject({{"class_name", "Functional"}, {"format_version", kConfigFormat}, {"config", config}}).Dump();
 }
 
 namespace {
@@ -106,10 +102,10 @@ namespace {
 struct Entry {
   std::string where;  // "layers[3] ('dense_1')"
   std::string name;
-  LayerRef layer;       // null for an InputLayer
-  KerasTensor input;    // an InputLayer's tensor
+  LayerRef layer;                                                                       // null for an InputLayer
+  KerasTensor input;                                                                    // an InputLayer's tensor
   std::vector<std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>>> calls;  // inputs per call
-  std::vector<std::vector<KerasTensor>> outputs;  // per call made so far
+  std::vector<std::vector<KerasTensor>> outputs;                                        // per call made so far
 };
 
 StatusOr<const Json*> Field(const Json& obj, std::string_view key, Json::Type type, const std::string& where) {
@@ -198,9 +194,9 @@ StatusOr<Entry> ParseLayer(const Json& l, Entry e, const CustomObjects& custom) 
 
 // Resolves [layer, call, output] against the calls made so far: nullopt while that call is not made yet.
 StatusOr<std::optional<KerasTensor>> Resolve(const std::map<std::string, size_t>& by_name,
-                                            const std::vector<Entry>& entries,
-                                            const std::pair<std::string, std::pair<int64_t, int64_t>>& r,
-                                            const std::string& where) {
+                                             const std::vector<Entry>& entries,
+                                             const std::pair<std::string, std::pair<int64_t, int64_t>>& r,
+                                             const std::string& where) {
   auto it = by_name.find(r.first);
   if (it == by_name.end())
     return InvalidArgumentError(where, ": refers to layer '", r.first, "', which the config does not have");
@@ -226,8 +222,8 @@ Status MakeCalls(const std::map<std::string, size_t>& by_name, std::vector<Entry
         const size_t c = e.outputs.size();
         std::vector<KerasTensor> inputs;
         for (size_t i = 0; i < e.calls[c].size(); ++i) {
-          STRATA_ASSIGN_OR_RETURN(auto t, Resolve(by_name, entries, e.calls[c][i],
-                                                  StrCat(e.where, " inbound_nodes[", c, "][", i, "]")));
+          STRATA_ASSIGN_OR_RETURN(
+              auto t, Resolve(by_name, entries, e.calls[c][i], StrCat(e.where, " inbound_nodes[", c, "][", i, "]")));
           if (!t.has_value()) break;
           inputs.push_back(*t);
         }
@@ -254,7 +250,8 @@ StatusOr<std::unique_ptr<Model>> FromConfig(const Json& root, const CustomObject
   if (!root.is_object()) return InvalidArgumentError("model config: expects a JSON object");
   STRATA_ASSIGN_OR_RETURN(const Json* cls, Field(root, "class_name", Json::Type::kString, "model config"));
   if (cls->as_string() != "Functional")
-    return InvalidArgumentError("model config: class_name '", cls->as_string(), "' is not supported (expected "
+    return InvalidArgumentError("model config: class_name '", cls->as_string(),
+                                "' is not supported (expected "
                                 "'Functional')");
   if (const Json* v = root.Find("format_version"); v != nullptr && (!v->is_int() || v->as_int() > kConfigFormat))
     return InvalidArgumentError("model config: format_version ", v->Dump(), ", this build reads up to ", kConfigFormat);

@@ -85,8 +85,13 @@ TEST(ModelConfigTest, EveryLayerRoundTrips) {
   auto x = Rescaling(0.5, 0.25)(image);
   x = Normalization({0.1f, -0.2f}, {2.0f, 0.5f})(x);
   x = ZeroPadding2D({1, 0, 2, 1})(x);
-  x = Conv2D(4, {3, 2}, {.strides = {1, 2}, .padding = "same", .groups = 2, .activation = "relu6",
-                         .kernel_initializer = "he_normal", .bias_initializer = "ones"})(x);
+  x = Conv2D(4, {3, 2},
+             {.strides = {1, 2},
+              .padding = "same",
+              .groups = 2,
+              .activation = "relu6",
+              .kernel_initializer = "he_normal",
+              .bias_initializer = "ones"})(x);
   x = DepthwiseConv2D({3, 3}, 2, {.padding = "valid", .dilation_rate = {1, 1}, .activation = "hard_swish"})(x);
   LayerRef bn = BatchNormalization({.momentum = 0.9, .epsilon = 1e-5, .center = false, .name = "frozen_bn"});
   bn->set_trainable(false);
@@ -99,8 +104,8 @@ TEST(ModelConfigTest, EveryLayerRoundTrips) {
   LayerRef shared = Dense(6, {.activation = "gelu", .kernel_initializer = "lecun_uniform"});
   shared->set_dtype_policy(DTypePolicy::kMixedBFloat16);
   auto h1 = shared(feats);
-  auto emb = Embedding(11, 4)(tokens);                   // (batch, 3, 4)
-  auto e = Flatten()(LayerNormalization(1e-4)(emb));     // (batch, 12)
+  auto emb = Embedding(11, 4)(tokens);                // (batch, 3, 4)
+  auto e = Flatten()(LayerNormalization(1e-4)(emb));  // (batch, 12)
   auto h2 = shared(Dense(16, {.activation = "tanh", .use_bias = false})(e));
   auto merged = Multiply()({Add()({h1, h2}), Activation("sigmoid")(h1)});
   merged = Dropout(0.3, "", {})(merged);
