@@ -156,6 +156,9 @@ class EmbeddingLayer final : public Layer {
     STRATA_RETURN_IF_ERROR(ExpectInputs(*this, inputs, 1));
     if (!IsInteger(inputs[0].dtype))
       return InvalidArgumentError("Embedding '", name(), "' needs integer inputs, got ", DTypeName(inputs[0].dtype));
+    if (input_dim_ <= 0 || output_dim_ <= 0)
+      return InvalidArgumentError("Embedding '", name(), "': input_dim and output_dim must be positive, got ", input_dim_,
+                                  " and ", output_dim_);
     Initializer init{Initializer::Kind::kRandomUniform};
     AddWeight("embeddings", {input_dim_, output_dim_}, init);
     return Status::OK();

@@ -3,6 +3,7 @@
 // same config again); bad configs are refused naming the place; custom layers need custom_objects.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstring>
 
 #include "strata/nn.h"
@@ -217,6 +218,48 @@ TEST(ModelConfigTest, BadConfigsNameWhatAndWhere) {
                                         "\"batch_shape\":[null,4,2]"));
   ASSERT_TRUE(misfit.ok()) << misfit.status().message();  // shapes follow the input, as in Keras
   ExpectError(Replace(*config, "\"batch_shape\":[null,4]", "\"batch_shape\":[null,-4]"), {"Input 'x'"});
+}
+
+// Hostile configs never crash: every prefix of a config, and every integer in it replaced by 0 or -1, either rebuilds
+// a model or is an error.
+TEST(ModelConfigTest, TruncatedAndMutatedConfigsAreErrorsNotCrashes) {
+  auto image = Input({6, 6, 2}, "image");
+  auto tokens = Input({3}, "tokens", DType::kInt64);
+  auto x = ZeroPadding2D({1, 0, 0, 1})(Rescaling(0.5)(image));
+  x = Conv2D(4, 3, {.strides = {1, 1}, .groups = 2})(x);
+  x = DepthwiseConv2D({2, 2}, 2)(BatchNormalization()(x));
+  x = AveragePooling2D({2, 2})(MaxPooling2D({1, 1})(x));
+  auto f = Concatenate()({GlobalAveragePooling2D()(x), GlobalMaxPooling2D()(x)});
+  auto e = Flatten()(LayerNormalization()(Embedding(5, 2)(tokens)));
+  auto y = Dense(6)(Concatenate()({f, e}));
+  y = Activation("relu")(Reshape({2, 3})(Dropout(0.1)(Add()({y, Multiply()({y, y})}))));
+  Model m({image, tokens}, {{"y", y}}, "mutants");
+  ASSERT_TRUE(m.Build().ok());
+  const std::string config = *m.GetConfig();
+  int ok = 0, failed = 0;
+  for (size_t n = 0; n < config.size(); ++n) (ModelFromConfig(config.substr(0, n)).ok() ? ok : failed)++;
+  EXPECT_EQ(ok, 0);
+  for (size_t i = 0; i < config.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(config[i])) || std::isdigit(static_cast<unsigned char>(config[i - 1])))
+      continue;
+    size_t end = i;
+    while (end < config.size() && std::isdigit(static_cast<unsigned char>(config[end]))) ++end;
+    if (config[end] == '.' || config[i - 1] == '.' || config[i - 1] == '-') continue;  // integers only
+    for (const char* v : {"0", "-1"}) {
+      const std::string mutated = config.substr(0, i) + v + config.substr(end);
+      auto r = ModelFromConfig(mutated);
+      (r.ok() ? ok : failed)++;
+      EXPECT_TRUE(r.ok() || !r.status().message().empty());
+    }
+  }
+  EXPECT_GT(failed, 100);
+  // The crash this found: an Embedding of negative size (also through the API).
+  auto t = Input({3}, "t", DType::kInt64);
+  Model neg(t, Embedding(-1, 2)(t));
+  Status built = neg.Build();
+  EXPECT_EQ(built.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(built.message().find("input_dim and output_dim must be positive, got -1 and 2"), std::string::npos)
+      << built.message();
 }
 
 // A user layer: x * factor, with GetConfig. Without it (or without a factory) the config names the layer.
