@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -188,6 +189,11 @@ class Layer {
   virtual Status Build(const std::vector<TensorSpec>& inputs) { return Status::OK(); }
   // Emits the IR of one call.
   virtual StatusOr<std::vector<Value>> Call(CallContext& ctx, const std::vector<Value>& inputs) = 0;
+  // Keras get_config(): the constructor arguments as the text of a JSON object ({"units": 10, ...}), without the
+  // name, trainable flag and dtype policy (Model::GetConfig records those). Every layer of this header has one. The
+  // default, for a custom layer that does not override it, is Unimplemented naming the layer; a custom layer that
+  // overrides it is rebuilt by the factory given to ModelFromConfig in custom_objects.
+  virtual StatusOr<std::string> GetConfig() const;
 
   const std::vector<WeightSpec>& weights() const { return weights_; }
   bool built() const { return built_; }
@@ -352,6 +358,8 @@ class Model {
   const std::vector<std::string>& input_names() const;
   const std::vector<TensorSpec>& input_specs() const;
   const std::vector<std::string>& output_names() const;
+  // The logical (channels-last) spec of each output, in output_names() order (after Build; empty before).
+  std::vector<TensorSpec> output_specs() const;
   // Every layer, topologically sorted (after Build).
   std::vector<Layer*> layers() const;
   // The layer named `name_or_index` ("dense_1"), or the index'th of layers() ("3"; negative counts from the end).
@@ -372,6 +380,12 @@ class Model {
 
   // Keras-style table: layer (type), output shape, params; totals.
   StatusOr<std::string> Summary() const;
+  // The architecture as JSON (Keras get_config() of a Functional model; docs/training.md "Model config"): the
+  // model name, every layer with its class name, name, constructor arguments (Layer::GetConfig), trainable flag,
+  // dtype policy and inbound calls, the inputs (name, shape, dtype), the named outputs and the auxiliary losses. No
+  // weights. FailedPrecondition before Build (layers are named there); Unimplemented naming the first layer that
+  // cannot describe itself.
+  StatusOr<std::string> GetConfig() const;
   // Graphviz of the layer graph.
   StatusOr<std::string> ToDot() const;
 
@@ -385,6 +399,23 @@ class Model {
 std::unique_ptr<Model> Sequential(std::vector<int64_t> input_shape, std::vector<LayerRef> layers,
                                   std::string name = "sequential", std::string input_name = "input",
                                   std::string output_name = "output");
+
+// ---- model config (Keras from_config; src/nn/model_config.cc) ----
+
+// Keras custom_objects: a layer class name (Layer::type()) -> a function making that layer from its GetConfig() text
+// and its name.
+using LayerFactory =
+    std::function<StatusOr<std::shared_ptr<Layer>>(const std::string& config, const std::string& name)>;
+using CustomObjects = std::map<std::string, LayerFactory>;
+// Rebuilds a model from Model::GetConfig()'s JSON: the same layers, names, calls, inputs, outputs, trainable flags and
+// dtype policies, built with `seed` (weights freshly initialised: load them with SetWeights or LoadWeights). Classes
+// in `custom_objects` win over the built-in ones of the same name. Errors (InvalidArgument) name the offending place
+// ("layers[3] ('dense_1')") and what was expected: an unknown class, a wrong argument type, an unknown argument, a
+// call that refers to a missing layer.
+StatusOr<std::unique_ptr<Model>> ModelFromConfig(std::string_view json, const CustomObjects& custom_objects = {},
+                                                 uint64_t seed = 0);
+// The class names ModelFromConfig knows without custom_objects.
+std::vector<std::string> BuiltinLayerClasses();
 
 // ---- weight import (src/nn/weights_import.cc; docs/training.md "Transfer learning") ----
 

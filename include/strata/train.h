@@ -263,6 +263,8 @@ class Trainer {
 //   state.json             format version, step, epoch, batch, RNG state (the seed; every stream is a pure function of
 //                          seed, step and epoch), learning-rate override, metric history, the logs at save time,
 //                          dataset manifest hash, metadata, and dtype, shape and CRC32C of every tensor
+//   model_config.json      the architecture (nn::Model::GetConfig, rebuilt by nn::ModelFromConfig) when it was given;
+//                          state.json then names it and records its CRC32C
 // It is written into a temporary sibling directory (".<name>.tmp.<pid>"), every file and the directory fsync'd, then
 // renamed into place (an existing checkpoint of the same name is swapped out with one atomic renameat2), so a process
 // killed at any moment leaves the old or the new checkpoint, whole.
@@ -270,6 +272,7 @@ struct CheckpointOptions {
   bool weights_only = false;
   Logs metrics;                                 // the logs at save time (CheckpointManager ranks by one of them)
   std::map<std::string, std::string> metadata;  // free-form (strata train records model_name, num_classes...)
+  std::string model_config;                     // nn::Model::GetConfig() JSON ("" = none); model_config.json
 };
 struct Checkpoint {
   std::string path;
@@ -277,6 +280,7 @@ struct Checkpoint {
   bool weights_only = false;
   Logs metrics;
   std::map<std::string, std::string> metadata;
+  std::string model_config;  // "" for checkpoints written without one (and before model configs existed)
   double written_at = 0;  // seconds since the epoch
 };
 Status WriteCheckpoint(const std::string& path, const TrainingState& state, const CheckpointOptions& options = {});
@@ -352,7 +356,9 @@ struct ExportOptions {
 };
 
 // Writes <base_dir>/<name>/<version>/model.onnx (checked by onnx's checker before it is written; written to a
-// temporary file and renamed) and assets/labels.json; returns the model.onnx path.
+// temporary file and renamed), assets/labels.json, and model_config.json (the model's nn::Model::GetConfig, for
+// rebuilding it with nn::ModelFromConfig; left out for a model with a layer that cannot describe itself); returns the
+// model.onnx path.
 StatusOr<std::string> ExportModel(const nn::Model& model, const std::string& base_dir, const std::string& name,
                                   int64_t version, const ExportOptions& options = {});
 // The serving graph ExportModel writes, without writing it.
@@ -439,6 +445,7 @@ struct ModelCheckpointOptions {
   int64_t save_freq = 0;      // 0 = "epoch"; n > 0: every n batches, counted across epochs
   std::optional<double> initial_value_threshold;
   std::map<std::string, std::string> metadata;  // recorded in every checkpoint
+  // Every checkpoint also carries the trainer's model's config (model_config.json) when the model can describe itself.
 };
 StatusOr<std::shared_ptr<Callback>> ModelCheckpoint(ModelCheckpointOptions options);
 // Python str.format of a ModelCheckpoint template: {key} and {key:spec} with spec [[fill]align][sign][0][width]

@@ -1,4 +1,5 @@
-// `strata eval`: test loss and accuracy of a trained zoo model (weights from --checkpoint_dir) or of an exported
+// `strata eval`: test loss and accuracy of a trained model (--checkpoint_dir: rebuilt from its model config, or the
+// zoo model of --model_name for checkpoints without one) or of an exported
 // model (--model PATH.onnx, fed raw pixels when its signature scales them), with --show N sample predictions.
 #include <cstdio>
 
@@ -74,9 +75,7 @@ Status RunEval(CLI::App* cmd, EvalArgs a) {
   STRATA_RETURN_IF_ERROR(ApplyConfig(cmd, &a.flags));
   if (!a.model_path.empty()) return EvalExported(a);
   if (a.flags.checkpoint_dir.empty()) return InvalidArgumentError("give --checkpoint_dir or --model");
-  STRATA_ASSIGN_OR_RETURN(auto model, nn::ZooModel(a.flags.model_name, a.flags.input_shape, a.flags.num_classes));
-  STRATA_RETURN_IF_ERROR(model->Build(0));
-  STRATA_RETURN_IF_ERROR(LoadCheckpointWeights(model.get(), a.flags.checkpoint_dir));
+  STRATA_ASSIGN_OR_RETURN(auto model, CheckpointModel(cmd, &a.flags));
   train::CompileOptions c;
   c.loss["logits"] = nn::Loss::SparseCategoricalCrossentropy(true);
   c.metrics["logits"] = {"accuracy"};

@@ -1,4 +1,5 @@
-// `strata export`: a trained zoo model (weights from --checkpoint_dir) to <base>/<name>/<version>/model.onnx with a
+// `strata export`: a trained model (--checkpoint_dir: rebuilt from its model config, or the zoo model of --model_name
+// for checkpoints without one) to <base>/<name>/<version>/model.onnx with a
 // serving signature (input_image [None,H,W,C] float32, optional baked-in /255, outputs logits and probabilities),
 // labels in assets/labels.json and ONNX metadata; checked by onnx's checker.
 #include <cstdio>
@@ -21,9 +22,7 @@ Status RunExport(CLI::App* cmd, ExportArgs a) {
   STRATA_RETURN_IF_ERROR(ApplyConfig(cmd, &a.flags));
   if (a.flags.checkpoint_dir.empty()) return InvalidArgumentError("give --checkpoint_dir");
   if (a.base_dir.empty()) return InvalidArgumentError("give --export_base_dir");
-  STRATA_ASSIGN_OR_RETURN(auto model, nn::ZooModel(a.flags.model_name, a.flags.input_shape, a.flags.num_classes));
-  STRATA_RETURN_IF_ERROR(model->Build(0));
-  STRATA_RETURN_IF_ERROR(LoadCheckpointWeights(model.get(), a.flags.checkpoint_dir));
+  STRATA_ASSIGN_OR_RETURN(auto model, CheckpointModel(cmd, &a.flags));
   train::ExportOptions o;
   o.input_scale = a.raw_pixels ? 1.0f / 255.0f : 1.0f;
   o.labels = a.labels;

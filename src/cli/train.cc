@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "cli/train_common.h"
 #include "core/file_util.h"
@@ -37,11 +38,16 @@ class SaveCheckpoints final : public train::Callback {
 
  private:
   Status Save(train::Trainer& t, const train::Logs& logs) {
-    return manager_->Save(t.GetState(), {.metrics = logs, .metadata = metadata_}).status();
+    if (!config_) {  // once; a model with a layer that cannot describe itself is saved without a config
+      auto c = t.model().GetConfig();
+      config_ = c.ok() ? *c : std::string();
+    }
+    return manager_->Save(t.GetState(), {.metrics = logs, .metadata = metadata_, .model_config = *config_}).status();
   }
   train::CheckpointManager* manager_;
   int64_t steps_;
   std::map<std::string, std::string> metadata_;
+  std::optional<std::string> config_;
 };
 
 std::string RunName(const std::string& run_id) {

@@ -123,6 +123,10 @@ StatusOr<optim::Schedule> MakeSchedule(const TrainFlags& f, int64_t steps_per_ep
 StatusOr<train::Checkpoint> ReadCheckpointFlag(const std::string& checkpoint_dir);
 // Loads a checkpoint's weights into a built model (names, dtypes and shapes checked, every difference listed).
 Status LoadCheckpointWeights(nn::Model* model, const std::string& checkpoint_dir);
+// The model of --checkpoint_dir with its weights (src/cli/checkpoint_model.cc): rebuilt from the checkpoint's
+// model_config.json, where --model_name, --input_shape and --num_classes, when given, must agree with it (and then
+// take its values); a checkpoint without a config needs those flags (the zoo model they name).
+StatusOr<std::unique_ptr<nn::Model>> CheckpointModel(CLI::App* cmd, TrainFlags* f);
 // The version (manifest hash) of the training files the flags name.
 StatusOr<std::string> TrainDataHash(const TrainFlags& f);
 

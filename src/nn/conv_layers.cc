@@ -11,6 +11,8 @@ namespace {
 using internal::AInt;
 using internal::AInts;
 using internal::AString;
+using internal::ConfigText;
+using internal::JsonInts;
 
 StatusOr<std::string> AutoPad(const std::string& layer, const std::string& padding) {
   if (padding == "valid") return std::string("VALID");
@@ -30,6 +32,24 @@ class ConvLayer final : public Layer {
   ConvLayer(bool depthwise, int64_t filters, std::vector<int64_t> k, Conv2DOptions o)
       : Layer(depthwise ? "DepthwiseConv2D" : "Conv2D", o.name), depthwise_(depthwise), filters_(filters),
         k_(std::move(k)), o_(std::move(o)) {}
+
+  StatusOr<std::string> GetConfig() const override {
+    Json::Object c;
+    if (depthwise_) {
+      c = {{"kernel_size", JsonInts(k_)}, {"depth_multiplier", filters_}};
+    } else {
+      c = {{"filters", filters_}, {"kernel_size", JsonInts(k_)}};
+    }
+    c.emplace_back("strides", JsonInts(o_.strides));
+    c.emplace_back("padding", o_.padding);
+    c.emplace_back("dilation_rate", JsonInts(o_.dilation_rate));
+    if (!depthwise_) c.emplace_back("groups", o_.groups);
+    c.emplace_back("activation", o_.activation);
+    c.emplace_back("use_bias", o_.use_bias);
+    c.emplace_back("kernel_initializer", o_.kernel_initializer);
+    c.emplace_back("bias_initializer", o_.bias_initializer);
+    return ConfigText(std::move(c));
+  }
 
   Status Build(const std::vector<TensorSpec>& inputs) override {
     if (inputs.size() != 1 || inputs[0].rank() != 4)
@@ -96,6 +116,13 @@ class PoolLayer final : public Layer {
   PoolLayer(std::string type, std::string op, std::vector<int64_t> pool, PoolOptions o)
       : Layer(std::move(type), o.name), op_(std::move(op)), pool_(std::move(pool)), o_(std::move(o)) {}
 
+  StatusOr<std::string> GetConfig() const override {
+    if (op_ == "GlobalAveragePool" || op_ == "GlobalMaxPool") return ConfigText({{"keepdims", keepdims_}});
+    return ConfigText({{"pool_size", JsonInts(pool_)},
+                       {"strides", o_.strides.empty() ? Json() : JsonInts(o_.strides)},
+                       {"padding", o_.padding}});
+  }
+
   Status Build(const std::vector<TensorSpec>& inputs) override {
     if (inputs.size() != 1 || inputs[0].rank() != 4)
       return InvalidArgumentError(type(), " '", name(), "' expects one (batch, height, width, channels) input");
@@ -146,6 +173,7 @@ class ZeroPaddingLayer final : public Layer {
  public:
   ZeroPaddingLayer(std::vector<int64_t> padding, std::string name)
       : Layer("ZeroPadding2D", std::move(name)), padding_(std::move(padding)) {}
+  StatusOr<std::string> GetConfig() const override { return ConfigText({{"padding", JsonInts(padding_)}}); }
 
   Status Build(const std::vector<TensorSpec>& inputs) override {
     if (inputs.size() != 1 || inputs[0].rank() != 4)

@@ -7,6 +7,8 @@ namespace {
 using internal::AFloat;
 using internal::AInt;
 using internal::AInts;
+using internal::ConfigText;
+using internal::JsonInts;
 
 Status ExpectInputs(const Layer& l, const std::vector<TensorSpec>& inputs, size_t n) {
   if (inputs.size() != n)
@@ -17,6 +19,10 @@ Status ExpectInputs(const Layer& l, const std::vector<TensorSpec>& inputs, size_
 class DenseLayer final : public Layer {
  public:
   DenseLayer(int64_t units, DenseOptions o) : Layer("Dense", o.name), units_(units), o_(std::move(o)) {}
+  StatusOr<std::string> GetConfig() const override {
+    return ConfigText({{"units", units_}, {"activation", o_.activation}, {"use_bias", o_.use_bias},
+                       {"kernel_initializer", o_.kernel_initializer}, {"bias_initializer", o_.bias_initializer}});
+  }
 
   Status Build(const std::vector<TensorSpec>& inputs) override {
     STRATA_RETURN_IF_ERROR(ExpectInputs(*this, inputs, 1));
@@ -48,6 +54,9 @@ class DropoutLayer final : public Layer {
  public:
   DropoutLayer(double rate, std::string name, std::vector<int64_t> noise_shape)
       : Layer("Dropout", std::move(name)), rate_(rate), noise_shape_(std::move(noise_shape)) {}
+  StatusOr<std::string> GetConfig() const override {
+    return ConfigText({{"rate", rate_}, {"noise_shape", JsonInts(noise_shape_)}});
+  }
   Status Build(const std::vector<TensorSpec>& inputs) override {
     if (!(rate_ >= 0 && rate_ <= 1)) return InvalidArgumentError("Dropout '", name(), "': rate must be in [0, 1], got ", rate_);
     STRATA_RETURN_IF_ERROR(ExpectInputs(*this, inputs, 1));
@@ -94,6 +103,10 @@ class ReshapeLayer final : public Layer {
   // target empty: Flatten.
   ReshapeLayer(std::string type, std::vector<int64_t> target, std::string name)
       : Layer(std::move(type), std::move(name)), target_(std::move(target)) {}
+  StatusOr<std::string> GetConfig() const override {
+    if (target_.empty()) return ConfigText({});
+    return ConfigText({{"target_shape", JsonInts(target_)}});
+  }
   Status Build(const std::vector<TensorSpec>& inputs) override { return ExpectInputs(*this, inputs, 1); }
   StatusOr<std::vector<Value>> Call(CallContext& ctx, const std::vector<Value>& in) override {
     STRATA_ASSIGN_OR_RETURN(std::string x, ctx.ChannelsLast(in[0]));
@@ -120,6 +133,7 @@ class ActivationLayer final : public Layer {
  public:
   ActivationLayer(std::string activation, std::string name)
       : Layer("Activation", std::move(name)), activation_(std::move(activation)) {}
+  StatusOr<std::string> GetConfig() const override { return ConfigText({{"activation", activation_}}); }
   Status Build(const std::vector<TensorSpec>& inputs) override { return ExpectInputs(*this, inputs, 1); }
   StatusOr<std::vector<Value>> Call(CallContext& ctx, const std::vector<Value>& in) override {
     STRATA_ASSIGN_OR_RETURN(std::string y, EmitActivation(ctx, activation_, in[0].name, in[0].channels_first));
@@ -135,10 +149,16 @@ class EmbeddingLayer final : public Layer {
  public:
   EmbeddingLayer(int64_t input_dim, int64_t output_dim, std::string name)
       : Layer("Embedding", std::move(name)), input_dim_(input_dim), output_dim_(output_dim) {}
+  StatusOr<std::string> GetConfig() const override {
+    return ConfigText({{"input_dim", input_dim_}, {"output_dim", output_dim_}});
+  }
   Status Build(const std::vector<TensorSpec>& inputs) override {
     STRATA_RETURN_IF_ERROR(ExpectInputs(*this, inputs, 1));
     if (!IsInteger(inputs[0].dtype))
       return InvalidArgumentError("Embedding '", name(), "' needs integer inputs, got ", DTypeName(inputs[0].dtype));
+    if (input_dim_ <= 0 || output_dim_ <= 0)
+      return InvalidArgumentError("Embedding '", name(), "': input_dim and output_dim must be positive, got ", input_dim_,
+                                  " and ", output_dim_);
     Initializer init{Initializer::Kind::kRandomUniform};
     AddWeight("embeddings", {input_dim_, output_dim_}, init);
     return Status::OK();
@@ -159,6 +179,10 @@ class MergeLayer final : public Layer {
  public:
   MergeLayer(std::string type, std::string op, int64_t axis, std::string name)
       : Layer(std::move(type), std::move(name)), op_(std::move(op)), axis_(axis) {}
+  StatusOr<std::string> GetConfig() const override {
+    if (op_ != "Concat") return ConfigText({});
+    return ConfigText({{"axis", axis_}});
+  }
   Status Build(const std::vector<TensorSpec>& inputs) override {
     if (inputs.size() < 2)
       return InvalidArgumentError(type(), " '", name(), "' needs at least 2 inputs, got ", inputs.size());

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json.h"
 #include "strata/nn.h"
 
 namespace strata::nn {
@@ -22,6 +23,19 @@ struct CallNode {
 
 // Keras-style snake_case of a class name: "Conv2D" -> "conv2d", "BatchNormalization" -> "batch_normalization".
 std::string SnakeCase(const std::string& type);
+
+// Layer::GetConfig helpers: a JSON array of integers (of floats), and a config object as text.
+inline Json JsonInts(const std::vector<int64_t>& v) {
+  Json a = Json::MakeArray();
+  for (int64_t x : v) a.Append(x);
+  return a;
+}
+inline Json JsonFloats(const std::vector<float>& v) {
+  Json a = Json::MakeArray();
+  for (float x : v) a.Append(static_cast<double>(x));
+  return a;
+}
+inline StatusOr<std::string> ConfigText(Json::Object fields) { return Json::MakeObject(std::move(fields)).Dump(); }
 
 // ONNX attribute helpers.
 inline graph::Attribute AInts(std::vector<int64_t> v) { return graph::Attribute::Ints(std::move(v)); }

@@ -118,6 +118,12 @@ StatusOr<DTypePolicy> ParseDTypePolicy(std::string_view text, std::string_view w
                               text, "'");
 }
 
+StatusOr<std::string> Layer::GetConfig() const {
+  return UnimplementedError("layer '", name_, "' (", type_, ") cannot be described in a model config: its class does "
+                            "not override Layer::GetConfig (a custom layer: override it and give ModelFromConfig a "
+                            "factory for '", type_, "' in custom_objects)");
+}
+
 void Layer::AddWeight(std::string local, std::vector<int64_t> shape, Initializer init, bool trainable) {
   WeightSpec w;
   w.name = StrCat(name_, "/", local);

@@ -122,6 +122,16 @@ void Model::AddLoss(KerasTensor scalar, double weight) { impl_->aux.emplace_back
 const std::vector<std::string>& Model::input_names() const { return impl_->input_names; }
 const std::vector<TensorSpec>& Model::input_specs() const { return impl_->input_specs; }
 const std::vector<std::string>& Model::output_names() const { return impl_->output_names; }
+std::vector<TensorSpec> Model::output_specs() const {
+  std::vector<TensorSpec> out;
+  if (!impl_->built) return out;
+  for (const ModelOutput& o : impl_->outputs) {
+    auto it = impl_->out_specs.find(o.tensor.node().get());
+    const bool known = it != impl_->out_specs.end() && o.tensor.index() < static_cast<int>(it->second.size());
+    out.push_back(known ? it->second[o.tensor.index()] : TensorSpec{});
+  }
+  return out;
+}
 const std::vector<WeightSpec>& Model::weight_specs() const {
   // Layers may change their trainable flag at any time: refresh the copies.
   for (size_t i = 0; i < impl_->weight_owners.size(); ++i) {

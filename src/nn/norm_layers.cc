@@ -12,10 +12,15 @@ namespace {
 
 using internal::AFloat;
 using internal::AInt;
+using internal::ConfigText;
 
 class BatchNormLayer final : public Layer {
  public:
   explicit BatchNormLayer(BatchNormOptions o) : Layer("BatchNormalization", o.name), o_(std::move(o)) {}
+  StatusOr<std::string> GetConfig() const override {
+    return ConfigText({{"momentum", o_.momentum}, {"epsilon", o_.epsilon}, {"center", o_.center},
+                       {"scale", o_.scale}});
+  }
 
   Status Build(const std::vector<TensorSpec>& inputs) override {
     if (inputs.size() != 1 || inputs[0].rank() < 2 || inputs[0].shape.back() <= 0)
@@ -62,6 +67,7 @@ class BatchNormLayer final : public Layer {
 class LayerNormLayer final : public Layer {
  public:
   LayerNormLayer(double epsilon, std::string name) : Layer("LayerNormalization", std::move(name)), epsilon_(epsilon) {}
+  StatusOr<std::string> GetConfig() const override { return ConfigText({{"epsilon", epsilon_}}); }
   Status Build(const std::vector<TensorSpec>& inputs) override {
     if (inputs.size() != 1 || inputs[0].rank() < 2 || inputs[0].shape.back() <= 0)
       return InvalidArgumentError("LayerNormalization '", name(), "' needs one input with a known last axis");

@@ -11,6 +11,9 @@ class RescalingLayer final : public Layer {
  public:
   RescalingLayer(double scale, double offset, std::string name)
       : Layer("Rescaling", std::move(name)), scale_(scale), offset_(offset) {}
+  StatusOr<std::string> GetConfig() const override {
+    return internal::ConfigText({{"scale", scale_}, {"offset", offset_}});
+  }
   Status Build(const std::vector<TensorSpec>& inputs) override {
     if (inputs.size() != 1 || !IsFloatingPoint(inputs[0].dtype))
       return InvalidArgumentError("Rescaling '", name(), "' expects one float input");
@@ -30,6 +33,9 @@ class NormalizationLayer final : public Layer {
  public:
   NormalizationLayer(std::vector<float> mean, std::vector<float> variance, std::string name)
       : Layer("Normalization", std::move(name)), mean_(std::move(mean)), variance_(std::move(variance)) {}
+  StatusOr<std::string> GetConfig() const override {
+    return internal::ConfigText({{"mean", internal::JsonFloats(mean_)}, {"variance", internal::JsonFloats(variance_)}});
+  }
   Status Build(const std::vector<TensorSpec>& inputs) override {
     if (inputs.size() != 1 || inputs[0].rank() < 2 || !IsFloatingPoint(inputs[0].dtype))
       return InvalidArgumentError("Normalization '", name(), "' expects one float input of rank >= 2");

@@ -23,6 +23,7 @@ constexpr char kFormat[] = "strata-checkpoint/1";
 constexpr char kModelFile[] = "model.safetensors";
 constexpr char kOptimizerFile[] = "optimizer.safetensors";
 constexpr char kStateFile[] = "state.json";
+constexpr char kModelConfigFile[] = "model_config.json";
 constexpr char kIterations[] = "optimizer/iterations";
 
 double Now() {
@@ -162,6 +163,14 @@ Status WriteDirectory(const std::string& tmp, const TrainingState& s, const Chec
   Json meta = Json::MakeObject();
   for (const auto& [k, v] : o.metadata) meta.Set(k, v);
   state.Set("metadata", meta);
+  if (!o.model_config.empty()) {
+    const std::string text = o.model_config + "\n";
+    STRATA_RETURN_IF_ERROR(WriteFileSynced(JoinPath(tmp, kModelConfigFile), text));
+    Json cfg = Json::MakeObject();
+    cfg.Set("file", kModelConfigFile);
+    cfg.Set("crc32c", static_cast<int64_t>(io::Crc32c(text.data(), text.size())));
+    state.Set("model_config", cfg);
+  }
   state.Set("written_at", Now());
   state.Set("tensors", tensors);
   // state.json last: a directory with it is complete (the rename makes that visible at once anyway).
@@ -275,6 +284,20 @@ StatusOr<Checkpoint> ReadCheckpointState(const std::string& path, Json* tensors_
     for (const auto& [k, v] : m->as_object())
       if (v.is_string()) c.metadata[k] = v.as_string();
   if (const Json* w = j.Find("written_at"); w && w->is_number()) c.written_at = w->as_double();
+  if (const Json* cfg = j.Find("model_config"); cfg && !cfg->is_null()) {  // absent before model configs
+    auto file = cfg->is_object() ? cfg->GetString("file") : StatusOr<std::string>(kModelConfigFile);
+    auto crc = cfg->is_object() ? cfg->GetInt("crc32c") : StatusOr<int64_t>(int64_t{-1});
+    if (!file.ok() || !crc.ok() || *file != kModelConfigFile)
+      return DataLossError(state_path, ": model_config needs {\"file\": \"", kModelConfigFile, "\", \"crc32c\": N}");
+    const std::string config_path = JoinPath(path, kModelConfigFile);
+    auto text = ReadFile(config_path);
+    if (!text.ok()) return DataLossError(config_path, " (named by state.json): ", text.status().message());
+    const uint32_t computed = io::Crc32c(text->data(), text->size());
+    if (static_cast<int64_t>(computed) != *crc)
+      return DataLossError(config_path, ": fails its CRC32C check (state.json has ", *crc, ", the file ", computed,
+                           ")");
+    c.model_config = std::move(*text);
+  }
   const Json* tensors = j.Find("tensors");
   if (tensors == nullptr || !tensors->is_object()) return DataLossError(state_path, ": no tensors object");
   if (tensors_out != nullptr) *tensors_out = *tensors;

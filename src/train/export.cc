@@ -1,5 +1,7 @@
 // ExportModel: the inference graph with weights as initializers, a renamed serving input with optional baked-in
 // scaling, outputs logits and probabilities, ONNX metadata, labels in assets/labels.json.
+#include <cstdio>
+
 #include "core/file_util.h"
 #include "core/json.h"
 #include "strata/onnx.h"
@@ -94,6 +96,13 @@ StatusOr<std::string> ExportModel(const nn::Model& model, const std::string& bas
     Json labels = Json::MakeArray();
     for (const std::string& l : o.labels) labels.Append(l);
     STRATA_RETURN_IF_ERROR(WriteFileAtomic(JoinPath(dir, "assets/labels.json"), labels.Dump(2) + "\n"));
+  }
+  // The architecture, for rebuilding the model (nn::ModelFromConfig); before model.onnx, whose arrival completes it.
+  const std::string config_path = JoinPath(dir, "model_config.json");
+  if (auto config = model.GetConfig(); config.ok()) {
+    STRATA_RETURN_IF_ERROR(WriteFileAtomic(config_path, *config + "\n"));
+  } else if (FileExists(config_path) && std::remove(config_path.c_str()) != 0) {
+    return InternalError("export: cannot remove the previous export's '", config_path, "'");
   }
   const std::string path = JoinPath(dir, "model.onnx");
   STRATA_RETURN_IF_ERROR(WriteFileAtomic(path, bytes));

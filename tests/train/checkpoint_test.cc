@@ -275,6 +275,43 @@ TEST(CheckpointTest, RunIdIsRecordedAdoptedOnResumeAndOptional) {
   EXPECT_EQ(fresh->iterations(), legacy->state.iterations);
 }
 
+// The model config: written to model_config.json (named with its CRC32C by state.json), read back as written and
+// rebuilding the model; checkpoints without one read with an empty config; a damaged one is DATA_LOSS.
+TEST(CheckpointTest, CarriesTheModelConfig) {
+  auto model = Net(5);
+  auto t = *Trainer::Create(model.get(), Adam());
+  const std::string config = *model->GetConfig();
+  const std::string dir = TempDir("config");
+  ASSERT_TRUE(WriteCheckpoint(dir, t->GetState(), {.model_config = config}).ok());
+  auto c = ReadCheckpoint(dir);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->model_config, config + "\n");
+  auto rebuilt = nn::ModelFromConfig(c->model_config);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().ToString();
+  EXPECT_TRUE(CheckWeightsMatch(**rebuilt, c->state.weights, "checkpoint").ok());
+  EXPECT_EQ((*rebuilt)->CountParams(), model->CountParams());
+  // Without one (as before model configs): no file, no state.json key, an empty config.
+  const std::string plain = TempDir("noconfig");
+  ASSERT_TRUE(WriteCheckpoint(plain, t->GetState()).ok());
+  EXPECT_FALSE(FileExists(plain + "/model_config.json"));
+  auto p = ReadCheckpoint(plain);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->model_config, "");
+  // Damaged or missing: DATA_LOSS naming the file.
+  std::string text = *ReadFile(dir + "/model_config.json");
+  text[text.find("\"units\":5")] = ' ';
+  ASSERT_TRUE(WriteFileAtomic(dir + "/model_config.json", text).ok());
+  auto bad = ReadCheckpoint(dir);
+  EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(bad.status().message().find("model_config.json: fails its CRC32C check"), std::string::npos)
+      << bad.status().ToString();
+  ASSERT_EQ(std::remove((dir + "/model_config.json").c_str()), 0);
+  bad = ReadCheckpoint(dir);
+  EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(bad.status().message().find("model_config.json (named by state.json)"), std::string::npos)
+      << bad.status().ToString();
+}
+
 std::vector<std::string> Listing(const std::string& dir) {
   std::vector<std::string> out;
   auto files = Glob(dir + "/*");
@@ -487,6 +524,7 @@ TEST_F(ModelCheckpointRules, SaveBestOnlyMinModeNoMinDelta) {
   auto c = ReadCheckpoint(dir_ + "/e05");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FALSE(c->weights_only);
+  EXPECT_EQ(c->model_config, *model_->GetConfig() + "\n");  // ModelCheckpoint records the trainer's model
   EXPECT_EQ(c->state.slots.size(), 8u);
   EXPECT_EQ(*c->metrics.Find("val_loss"), 0.5);
   auto m = *CheckpointManager::Open(dir_, {.max_to_keep = 0});

@@ -87,6 +87,15 @@ TEST_F(ExportTest, LayoutSignatureLabelsAndMetadata) {
   EXPECT_FALSE(ExportModel(*model_, dir_, "fashion", 0).ok());
 }
 
+// The export carries the model config: the model rebuilt from it has the same weights by name and shape.
+TEST_F(ExportTest, CarriesTheModelConfig) {
+  const std::string text = Slurp(dir_ + "/fashion/3/model_config.json");
+  EXPECT_EQ(text, *model_->GetConfig() + "\n");
+  auto rebuilt = nn::ModelFromConfig(text);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().ToString();
+  EXPECT_TRUE(CheckWeightsMatch(**rebuilt, model_->weights(), "export").ok());
+}
+
 TEST_F(ExportTest, OnnxRuntimeGivesTheSameLogits) {
   const char* python = std::getenv("STRATA_PEERS_PYTHON");
   const std::string runner = std::string(STRATA_TEST_SOURCE_DIR) + "/../shared/peers/ort/run_model.py";

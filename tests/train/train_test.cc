@@ -396,7 +396,10 @@ TEST(KillAndResumeTest, SigkillAnywhereThenResume) {
     ASSERT_TRUE(manager.ok()) << manager.status().ToString();
     auto s = (*manager)->ReadLatest();
     ASSERT_TRUE(s.ok()) << s.status().ToString();  // whole, CRCs verified, whenever the kill landed
-    if (*s) killed_at.push_back((*s)->state.iterations);
+    if (*s) {
+      killed_at.push_back((*s)->state.iterations);
+      EXPECT_NE((*s)->model_config.find("\"class_name\":\"Dense\""), std::string::npos);  // the backup's model
+    }
   }
   SCOPED_TRACE(StrCat("children killed after steps ", killed_at, " of 225"));
   EXPECT_FALSE(killed_at.empty());

@@ -42,7 +42,9 @@ class BackupAndRestoreCallback final : public Callback {
  private:
   Status Save(Trainer& t, const Logs& logs) {
     if (!manager_) return FailedPreconditionError("BackupAndRestore: saving before on_train_begin");
-    return manager_->Save(t.GetState(), {.metrics = logs}).status();
+    auto config = t.model().GetConfig();  // saved without one for a model that cannot describe itself
+    return manager_->Save(t.GetState(), {.metrics = logs, .model_config = config.ok() ? *config : std::string()})
+        .status();
   }
 
   std::string dir_;

@@ -172,9 +172,12 @@ class ModelCheckpointCallback final : public Callback {
       STRATA_ASSIGN_OR_RETURN(manager,
                               CheckpointManager::Open(dir, {.max_to_keep = 0, .monitor = o_.monitor, .mode = o_.mode}));
     }
+    auto config = t.model().GetConfig();  // a model with an indescribable layer is saved without its config
     STRATA_ASSIGN_OR_RETURN(
         std::string written,
-        manager->Save(t.GetState(), {.weights_only = o_.save_weights_only, .metrics = logs, .metadata = o_.metadata},
+        manager->Save(t.GetState(),
+                      {.weights_only = o_.save_weights_only, .metrics = logs, .metadata = o_.metadata,
+                       .model_config = config.ok() ? *config : std::string()},
                       Basename(path)));
     if (o_.verbose > 0) std::printf("\nEpoch %d: saving model to %s\n", epoch + 1, written.c_str());
     return Status::OK();
