@@ -144,6 +144,40 @@ TEST(TensorBundleTest, WriterRoundTripsThroughTheReader) {
   EXPECT_FALSE(WriteObjectCheckpoint(d + "/bad", {{"a//b", Tensor::Scalar<float>(1.f)}}).ok());
 }
 
+// Keras 3's layout (what tf.train.Checkpoint(model=keras_model) writes, seen in TF 2.21): the layers by position
+// under model/_operations (a Sequential model: model/_functional/_operations), variables as the layers' children.
+TEST(TensorBundleTest, KerasLayersInPositionOrder) {
+  const std::string d = Fresh("keras_layers");
+  const Tensor k = Tensor::FromVector<float>({1.f, 2.f}, Shape({1, 2}));
+  ASSERT_TRUE(WriteObjectCheckpoint(d + "/functional", {{"model/_operations/10/_kernel", k},
+                                                        {"model/_operations/2/gamma", Tensor::Scalar<float>(3.f)},
+                                                        {"model/_operations/2/moving_mean", Tensor::Scalar<float>(4.f)},
+                                                        {"model/_operations/x/bias", Tensor::Scalar<float>(5.f)},
+                                                        {"optimizer/_iterations", Tensor::Scalar<int64_t>(7)}})
+                  .ok());
+  auto layers = ReadKerasCheckpointLayers(d + "/functional");
+  ASSERT_TRUE(layers.ok()) << layers.status().ToString();
+  ASSERT_EQ(layers->size(), 2u);  // numeric order: 2 before 10; the non-numeric child is not a layer
+  EXPECT_EQ((*layers)[0].path, "model/_operations/2");
+  ASSERT_EQ((*layers)[0].variables.size(), 2u);
+  EXPECT_EQ((*layers)[0].variables[0].attribute, "gamma");
+  EXPECT_EQ((*layers)[0].variables[1].full_name, "model/_operations/2/moving_mean");
+  EXPECT_EQ((*layers)[1].path, "model/_operations/10");
+  EXPECT_EQ((*layers)[1].variables[0].value.ToVector<float>(), k.ToVector<float>());
+
+  ASSERT_TRUE(WriteObjectCheckpoint(d + "/sequential", {{"model/_functional/_operations/1/bias", k}}).ok());
+  auto seq = ReadKerasCheckpointLayers(d + "/sequential");
+  ASSERT_TRUE(seq.ok()) << seq.status().ToString();
+  ASSERT_EQ(seq->size(), 1u);
+  EXPECT_EQ((*seq)[0].path, "model/_operations/1");
+
+  auto missing = ReadKerasCheckpointLayers(d + "/functional", "net");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("model, optimizer"), std::string::npos) << missing.status().message();
+  auto not_keras = ReadKerasCheckpointLayers(d + "/functional", "optimizer");
+  EXPECT_EQ(not_keras.status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(SavedModelTest, HalfPlusTwoTf1AndTf2Predict) {
   REQUIRE_TESTDATA();
   for (const char* m : {"saved_model_half_plus_two_cpu", "saved_model_half_plus_two_tf2_cpu"}) {
