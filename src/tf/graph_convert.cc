@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "tf/layout.h"
 #include "tf/tensor_bundle.h"
 
 namespace strata::tf {
@@ -903,6 +904,7 @@ StatusOr<ImportedSignature> Importer::ImportSignature(const std::string& key, co
     g.outputs.push_back({name, sig.outputs[i].dtype, sig.outputs[i].shape, sig.outputs[i].alias});
   }
   STRATA_RETURN_IF_ERROR(graph::TopologicalSort(&g));
+  STRATA_RETURN_IF_ERROR(SinkLayoutTransposes(&g));
   sig.model = std::move(model);
   return sig;
 }
