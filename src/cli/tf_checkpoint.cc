@@ -1,6 +1,7 @@
 // strata tf_checkpoint dump PREFIX [--out DIR] [--raw]
 // strata tf_checkpoint write PREFIX PATH=FILE.npy ... [--raw]
 // strata tf_checkpoint import PREFIX --model_name NAME --out DIR
+// strata tf_checkpoint export CHECKPOINT_DIR --like KERAS_PREFIX --model_name NAME --out PREFIX
 // TF2 object-based checkpoints (tf.train.Checkpoint) and raw TensorBundles, read and written by src/tf.
 #include <cstdio>
 #include <set>
@@ -8,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/model_util.h"
 #include "cli/tf_weights.h"
+#include "cli/train_common.h"
 #include "strata/train.h"
 #include "core/file_util.h"
 #include "core/logging.h"
@@ -44,20 +46,20 @@ std::string DescribeLayer(const nn::Layer& l) {
 }  // namespace
 
 StatusOr<nn::WeightsFile> ReadKerasTfCheckpoint(const nn::Model& model, const std::string& prefix,
-                                                const std::string& model_path) {
+                                                const std::string& model_path, std::map<std::string, std::string>* keys) {
   STRATA_ASSIGN_OR_RETURN(std::vector<tf::KerasCheckpointLayer> layers, tf::ReadKerasCheckpointLayers(prefix, model_path));
   nn::WeightsFile out;
   out.where = StrCat("'", prefix, "' (TF checkpoint)");
   // By name: the Keras path, or the Keras path without its first component (a Sequential model's name).
-  std::map<std::string, const Tensor*> by_name, by_short_name;
+  std::map<std::string, const tf::KerasCheckpointVariable*> by_name, by_short_name;
   size_t num_variables = 0;
   for (const auto& l : layers)
     for (const auto& v : l.variables) {
       ++num_variables;
       if (v.full_name.empty()) continue;
-      by_name[v.full_name] = &v.value;
+      by_name[v.full_name] = &v;
       const size_t slash = v.full_name.find('/');
-      if (slash != std::string::npos) by_short_name[v.full_name.substr(slash + 1)] = &v.value;
+      if (slash != std::string::npos) by_short_name[v.full_name.substr(slash + 1)] = &v;
     }
   bool all_named = model.weight_specs().size() == num_variables;
   for (const nn::WeightSpec& w : model.weight_specs()) {
@@ -68,7 +70,8 @@ StatusOr<nn::WeightsFile> ReadKerasTfCheckpoint(const nn::Model& model, const st
       all_named = false;
       break;
     }
-    out.tensors[w.name] = *it->second;
+    out.tensors[w.name] = it->second->value;
+    if (keys) (*keys)[w.name] = it->second->checkpoint_key;
   }
   if (all_named) {
     LogInfo("TF checkpoint ", prefix, ": ", out.tensors.size(), " variables matched to model '", model.name(),
@@ -76,6 +79,7 @@ StatusOr<nn::WeightsFile> ReadKerasTfCheckpoint(const nn::Model& model, const st
     return out;
   }
   out.tensors.clear();
+  if (keys) keys->clear();
   // By position.
   std::vector<const nn::Layer*> weighted;
   for (const nn::Layer* l : model.layers())
@@ -109,6 +113,7 @@ StatusOr<nn::WeightsFile> ReadKerasTfCheckpoint(const nn::Model& model, const st
                                     ", has no variable named '", want, "'");
       used.insert(found);
       out.tensors[w.name] = theirs.variables[found].value;
+      if (keys) (*keys)[w.name] = theirs.variables[found].checkpoint_key;
     }
     if (used.size() != theirs.variables.size())
       return InvalidArgumentError("TF checkpoint ", prefix, ": the checkpoint's layer ", i + 1, ", ",
@@ -185,6 +190,53 @@ Status Import(const ImportArgs& a) {
   return Status::OK();
 }
 
+struct ExportArgs {
+  std::string checkpoint_dir, like, model_name, model_path = "model", out;
+  std::vector<int64_t> input_shape = {28, 28, 1};
+  int64_t num_classes = 10;
+};
+
+// A strata checkpoint's weights written into a copy of a Keras model's TF checkpoint: every tensor of `like` (the
+// object graph, the optimizer's variables, ...) is kept and the model's variables get strata's values, so
+// tf.train.Checkpoint(model=keras_model).read(OUT) restores them into the Keras model.
+Status Export(const ExportArgs& a) {
+  if (!IsTfCheckpointPrefix(a.like))
+    return NotFoundError("--like: '", a.like, ".index' does not exist: give the prefix of the Keras model's "
+                         "tf.train.Checkpoint whose layout to write");
+  STRATA_ASSIGN_OR_RETURN(auto model, nn::ZooModel(a.model_name, a.input_shape, a.num_classes));
+  STRATA_RETURN_IF_ERROR(model->Build(0));
+  STRATA_RETURN_IF_ERROR(LoadCheckpointWeights(model.get(), a.checkpoint_dir));
+  std::map<std::string, std::string> keys;
+  STRATA_ASSIGN_OR_RETURN(nn::WeightsFile file, ReadKerasTfCheckpoint(*model, a.like, a.model_path, &keys));
+  STRATA_ASSIGN_OR_RETURN(tf::TensorBundle like, tf::TensorBundle::Open(a.like));
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [key, e] : like.entries()) {
+    if (e.dtype == DType::kString) {
+      STRATA_ASSIGN_OR_RETURN(std::vector<std::string> strings, like.ReadStrings(key));
+      Tensor t = Tensor::Empty(DType::kString, e.shape);
+      if (t.num_elements() != static_cast<int64_t>(strings.size()))
+        return DataLossError("--like ", a.like, ": string tensor '", key, "' has ", strings.size(), " values for ",
+                             e.shape.ToString());
+      for (size_t i = 0; i < strings.size(); ++i) t.data<std::string>()[i] = strings[i];
+      tensors[key] = std::move(t);
+    } else {
+      STRATA_ASSIGN_OR_RETURN(tensors[key], like.Read(key));
+    }
+  }
+  for (const auto& [name, key] : keys) {
+    STRATA_ASSIGN_OR_RETURN(Tensor ours, model->GetWeight(name));
+    const Tensor& theirs = tensors.at(key);
+    if (ours.dtype() != theirs.dtype() || ours.shape() != theirs.shape())
+      return InvalidArgumentError("weight '", name, "' is ", ours.TypeString(), " but the checkpoint's '", key, "' is ",
+                                  theirs.TypeString());
+    tensors[key] = ours;
+  }
+  STRATA_RETURN_IF_ERROR(tf::WriteTensorBundle(a.out, tensors));
+  std::printf("wrote %s.index and %s.data-00000-of-00001: %zu weights of model '%s' in the layout of %s\n",
+              a.out.c_str(), a.out.c_str(), keys.size(), a.model_name.c_str(), a.like.c_str());
+  return Status::OK();
+}
+
 }  // namespace
 
 void AddTfCheckpointCommand(CLI::App& app) {
@@ -223,6 +275,23 @@ void AddTfCheckpointCommand(CLI::App& app) {
       ->required();
   imp->callback([import_args] {
     Status s = Import(*import_args);
+    if (!s.ok()) ReportError(s);
+  });
+  auto export_args = std::make_shared<ExportArgs>();
+  auto* exp = cmd->add_subcommand("export", "Write a strata checkpoint's weights into a copy of a Keras model's "
+                                            "tf.train.Checkpoint (restorable into that Keras model)");
+  exp->add_option("checkpoint_dir", export_args->checkpoint_dir, "strata checkpoint (directory or --checkpoint_dir)")
+      ->required();
+  exp->add_option("--like", export_args->like, "Prefix of the Keras model's TF checkpoint whose layout to write")
+      ->required();
+  exp->add_option("--model_name", export_args->model_name, "Zoo model of the checkpoint (mlp, cnn_small, ...)")
+      ->required();
+  exp->add_option("--input_shape", export_args->input_shape, "H W C of one example (default 28 28 1)")->expected(3);
+  exp->add_option("--num_classes", export_args->num_classes, "Number of classes (default 10)");
+  exp->add_option("--object", export_args->model_path, "Object path of the Keras model (default: model)");
+  exp->add_option("--out", export_args->out, "Checkpoint prefix to write")->required();
+  exp->callback([export_args] {
+    Status s = Export(*export_args);
     if (!s.ok()) ReportError(s);
   });
 }

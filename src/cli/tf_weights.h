@@ -2,6 +2,7 @@
 // `strata train --weights PREFIX` and `strata tf_checkpoint import` (both in the CLI, which sees nn and tf).
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "strata/nn.h"
@@ -17,7 +18,9 @@ bool IsTfCheckpointPrefix(const std::string& path);
 // checkpoint gives the i-th layer with weights of the model, each weight matched by its last name component
 // ("kernel", "moving_mean"). Layer counts or variable names that differ are an InvalidArgument listing both sides;
 // shapes are checked when the tensors are assigned (nn::AssignWeights).
+// `keys`, when given, receives each weight's bundle key in the checkpoint.
 StatusOr<nn::WeightsFile> ReadKerasTfCheckpoint(const nn::Model& model, const std::string& prefix,
-                                                const std::string& model_path = "model");
+                                                const std::string& model_path = "model",
+                                                std::map<std::string, std::string>* keys = nullptr);
 
 }  // namespace strata::cli

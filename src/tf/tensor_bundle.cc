@@ -583,6 +583,7 @@ Status CollectKerasLayers(const TensorBundle& b, const tensorflow::TrackableObje
       KerasCheckpointVariable v;
       v.attribute = c.local_name();
       v.full_name = value->full_name();
+      v.checkpoint_key = value->checkpoint_key();
       STRATA_ASSIGN_OR_RETURN(v.value, b.Read(value->checkpoint_key()));
       l.variables.push_back(std::move(v));
     }

@@ -90,6 +90,7 @@ StatusOr<std::map<std::string, Tensor>> ReadObjectCheckpoint(const std::string& 
 struct KerasCheckpointVariable {
   std::string attribute;  // the layer's attribute name, e.g. "_kernel"
   std::string full_name;  // the variable's Keras path, e.g. "conv2d/kernel" ("" when the writer recorded none)
+  std::string checkpoint_key;  // its bundle key, e.g. "optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE"
   Tensor value;
 };
 struct KerasCheckpointLayer {

@@ -7,6 +7,9 @@ tf.train.Checkpoint(model=model, optimizer=opt); then
   same test images within 1e-5 of the logits' scale;
 - `strata train --weights PREFIX` continues for one epoch: its validation loss is below Keras's after Keras's epoch
   and its validation accuracy at least Keras's;
+- `strata tf_checkpoint export --like PREFIX` writes strata's trained weights in the Keras checkpoint's layout;
+  tf.train.Checkpoint(model=fresh_keras_model, optimizer=...).read restores them (every object matched) and the
+  Keras model then gives strata's logits within 1e-5;
 - the checkpoint of one architecture given to the other is refused, naming the layers of both.
 
 Usage: keras_checkpoint_finetune.py STRATA_BINARY [--data FASHION_MNIST_DIR] [--steps N]"""
@@ -126,6 +129,39 @@ def continue_in_strata(strata, work, data, name, steps, x_train, y_train, x_test
         problems.append(f'strata\'s val_loss {s_val_loss:.4f} after epoch 2 is not below Keras\'s {k_val_loss:.4f}')
     if not s_val_acc >= k_val_acc:
         problems.append(f'strata\'s val_accuracy {s_val_acc:.4f} after epoch 2 is below Keras\'s {k_val_acc:.4f}')
+
+    # 3. And back: strata's trained weights in the Keras checkpoint's layout, restored into a fresh Keras model, give
+    # strata's logits.
+    back = os.path.join(work, name, 'back', 'ckpt')
+    rc, out, err = run([strata, 'tf_checkpoint', 'export', os.path.join(work, name, 'ckpt'), '--like', prefix,
+                        '--model_name', name, '--out', back])
+    if rc != 0:
+        return problems + [f'strata tf_checkpoint export: {err.strip()[-600:]}']
+    export2 = os.path.join(work, name, 'export2')
+    rc, out, err = run([strata, 'export', '--checkpoint_dir', os.path.join(work, name, 'ckpt'), '--model_name', name,
+                        '--export_base_dir', export2, '--raw_pixels', 'false'])
+    if rc != 0:
+        return problems + [f'strata export (trained): {err.strip()[-600:]}']
+    run_dir2 = os.path.join(work, name, 'run2')
+    rc, out, err = run([strata, 'run', os.path.join(export2, name, '1', 'model.onnx'), '--input',
+                        f'input_image={os.path.join(work, name, "x.npy")}', '--output-dir', run_dir2])
+    if rc != 0:
+        return problems + [f'strata run (trained): {err.strip()[-600:]}']
+    fresh = keras_model(name)
+    fresh_opt = keras.optimizers.Adam(1e-3)
+    fresh.compile(optimizer=fresh_opt, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    fresh_opt.build(fresh.trainable_variables)
+    tf.train.Checkpoint(model=fresh, optimizer=fresh_opt).read(back).assert_existing_objects_matched()
+    want2 = np.load(os.path.join(run_dir2, 'logits.npy'))
+    got2 = fresh(x, training=False).numpy()
+    err2 = float(np.abs(got2 - want2).max()) / max(1.0, float(np.abs(want2).max()))
+    moved = float(np.abs(got2 - want).max())
+    if err2 > 1e-5 or moved < 1e-3:
+        problems.append(f'Keras restored from strata\'s export: max error / scale {err2:.2e} against strata\'s logits '
+                        f'(want <= 1e-5), {moved:.2e} away from the pre-training logits (want > 1e-3)')
+    else:
+        print(f'    {name}: Keras restored strata\'s trained weights (tf_checkpoint export --like): its logits equal '
+              f'strata\'s (max error / scale {err2:.1e})')
     return problems
 
 
