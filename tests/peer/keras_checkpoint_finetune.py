@@ -10,7 +10,9 @@ tf.train.Checkpoint(model=model, optimizer=opt); then
 - `strata tf_checkpoint export --like PREFIX` writes strata's trained weights in the Keras checkpoint's layout;
   tf.train.Checkpoint(model=fresh_keras_model, optimizer=...).read restores them (every object matched) and the
   Keras model then gives strata's logits within 1e-5;
-- the checkpoint of one architecture given to the other is refused, naming the layers of both.
+- the checkpoint of one architecture given to the other is refused, naming the layers of both;
+- BatchNormalization (with its moving statistics) and DepthwiseConv2D map too: Keras's MobileNetV3Small with random
+  weights, imported into strata's zoo twin, gives Keras's logits within 1e-4.
 
 Usage: keras_checkpoint_finetune.py STRATA_BINARY [--data FASHION_MNIST_DIR] [--steps N]"""
 import argparse, csv, gzip, os, shutil, struct, subprocess, sys, tempfile
@@ -165,6 +167,51 @@ def continue_in_strata(strata, work, data, name, steps, x_train, y_train, x_test
     return problems
 
 
+def zoo_batchnorm(strata, work):
+    """BatchNormalization (moving statistics too) and DepthwiseConv2D through the same mapping: Keras's
+    MobileNetV3Small (32x32x3, 10 classes, logits) with seeded random weights in a tf.train.Checkpoint, imported
+    into strata's zoo twin; logits within 1e-4 of their scale (a 60-layer float32 network)."""
+    keras.utils.set_random_seed(5)
+    model = keras.applications.MobileNetV3Small(weights=None, input_shape=(32, 32, 3), classes=10,
+                                                classifier_activation=None, include_preprocessing=True)
+    rng = np.random.default_rng(5)
+    for w in model.weights:
+        fan_in = int(np.prod(w.shape[:-1])) if len(w.shape) >= 2 else 4
+        v = rng.normal(0, 1.0 / np.sqrt(fan_in), w.shape).astype('float32')
+        if 'moving_variance' in w.path:
+            v = np.abs(v) + 0.5
+        elif 'gamma' in w.path:
+            v = 1.0 + 0.1 * v
+        w.assign(v)
+    prefix = tf.train.Checkpoint(model=model).write(os.path.join(work, 'mnv3', 'keras', 'ckpt'))
+    n_bn = sum(isinstance(l, keras.layers.BatchNormalization) for l in model.layers)
+    imported = os.path.join(work, 'mnv3', 'imported')
+    rc, out, err = run([strata, 'tf_checkpoint', 'import', prefix, '--model_name', 'MobileNetV3Small',
+                        '--input_shape', '32', '32', '3', '--out', imported])
+    if rc != 0:
+        return [f'strata tf_checkpoint import: {err.strip()[-600:]}']
+    export = os.path.join(work, 'mnv3', 'export')
+    rc, out, err = run([strata, 'export', '--checkpoint_dir', imported, '--model_name', 'MobileNetV3Small',
+                        '--input_shape', '32', '32', '3', '--export_base_dir', export, '--raw_pixels', 'false'])
+    if rc != 0:
+        return [f'strata export: {err.strip()[-600:]}']
+    x = rng.uniform(0, 255, (4, 32, 32, 3)).astype(np.float32)
+    np.save(os.path.join(work, 'mnv3', 'x.npy'), x)
+    rc, out, err = run([strata, 'run', os.path.join(export, 'MobileNetV3Small', '1', 'model.onnx'), '--input',
+                        f'input_image={os.path.join(work, "mnv3", "x.npy")}', '--output-dir',
+                        os.path.join(work, 'mnv3', 'run')])
+    if rc != 0:
+        return [f'strata run: {err.strip()[-600:]}']
+    want = model(x, training=False).numpy()
+    got = np.load(os.path.join(work, 'mnv3', 'run', 'logits.npy'))
+    e = float(np.abs(got - want).max()) / max(1.0, float(np.abs(want).max()))
+    if got.shape != want.shape or e > 1e-4:
+        return [f'logits: strata {got.shape} vs Keras {want.shape}, max error / scale {e:.2e} > 1e-4']
+    print(f'    MobileNetV3Small ({n_bn} BatchNormalization layers, depthwise convolutions): strata\'s logits equal '
+          f'Keras\'s (max error / scale {e:.1e})')
+    return []
+
+
 def wrong_architecture(strata, work):
     prefix = os.path.join(work, 'cnn_small', 'keras', 'ckpt')
     if not os.path.exists(prefix + '.index'):
@@ -204,6 +251,7 @@ def main():
             tally.run(f'{name}_keras_to_strata', continue_in_strata, strata, work, a.data, name, a.steps, x_train,
                       y_train, x_test, y_test)
         tally.run('wrong_architecture', wrong_architecture, strata, work)
+        tally.run('zoo_batchnorm', zoo_batchnorm, strata, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f'TensorFlow {tf.__version__}, Keras {keras.__version__}')
