@@ -558,8 +558,13 @@ int LayerList(const tensorflow::TrackableObjectGraph& graph, int model) {
 // Appends the layers of the layer list `list` (children "0", "1", ... in numeric order) that own variables; a layer
 // that is itself a model (a nested Functional/Sequential) contributes its layers in place.
 Status CollectKerasLayers(const TensorBundle& b, const tensorflow::TrackableObjectGraph& graph, int list,
-                          const std::string& path, int depth, std::vector<KerasCheckpointLayer>* out) {
+                          const std::string& path, int depth, std::vector<bool>* seen,
+                          std::vector<KerasCheckpointLayer>* out) {
   if (depth > 16) return DataLossError(b.prefix(), ".index: Keras models nested more than 16 deep at '", path, "'");
+  // A hostile (or damaged) object graph may loop back into a layer list: each list is walked once.
+  if ((*seen)[list])
+    return DataLossError(b.prefix(), ".index: the object graph's layer lists form a cycle at '", path, "'");
+  (*seen)[list] = true;
   std::vector<std::pair<int64_t, const tensorflow::TrackableObjectGraph::TrackableObject::ObjectReference*>> items;
   for (const auto& c : graph.nodes(list).children()) {
     const std::string& n = c.local_name();
@@ -572,7 +577,7 @@ Status CollectKerasLayers(const TensorBundle& b, const tensorflow::TrackableObje
     const std::string layer_path = StrCat(path, "/", ref->local_name());
     const int nested = LayerList(graph, layer);
     if (nested >= 0) {
-      STRATA_RETURN_IF_ERROR(CollectKerasLayers(b, graph, nested, layer_path + "/_operations", depth + 1, out));
+      STRATA_RETURN_IF_ERROR(CollectKerasLayers(b, graph, nested, layer_path + "/_operations", depth + 1, seen, out));
       continue;
     }
     KerasCheckpointLayer l;
@@ -618,7 +623,8 @@ StatusOr<std::vector<KerasCheckpointLayer>> ReadKerasCheckpointLayers(const std:
     return InvalidArgumentError("TF checkpoint ", prefix, ": object '", model_path,
                                 "' is not a Keras model (it tracks no _operations or _layers list)");
   std::vector<KerasCheckpointLayer> out;
-  STRATA_RETURN_IF_ERROR(CollectKerasLayers(b, graph, list, model_path + "/_operations", 0, &out));
+  std::vector<bool> seen(static_cast<size_t>(graph.nodes_size()), false);
+  STRATA_RETURN_IF_ERROR(CollectKerasLayers(b, graph, list, model_path + "/_operations", 0, &seen, &out));
   if (out.empty())
     return InvalidArgumentError("TF checkpoint ", prefix, ": the Keras model '", model_path,
                                 "' has no layer with variables (was it built before the checkpoint was written?)");

@@ -9,6 +9,7 @@
 
 #include "core/file_util.h"
 #include "tensorflow/core/protobuf/saved_model.pb.h"
+#include "tensorflow/core/protobuf/trackable_object_graph.pb.h"
 #include "tf/saved_model.h"
 #include "tf/tensor_bundle.h"
 
@@ -176,6 +177,29 @@ TEST(TensorBundleTest, KerasLayersInPositionOrder) {
   EXPECT_NE(missing.status().message().find("model, optimizer"), std::string::npos) << missing.status().message();
   auto not_keras = ReadKerasCheckpointLayers(d + "/functional", "optimizer");
   EXPECT_EQ(not_keras.status().code(), StatusCode::kInvalidArgument);
+}
+
+// An object graph whose layer list contains itself (root -> model -> _operations -> "0" = _operations, ten times
+// over) is refused as a cycle instead of being walked 10^16 times.
+TEST(TensorBundleTest, KerasLayerListCycleIsAnError) {
+  const std::string d = Fresh("keras_cycle");
+  tensorflow::TrackableObjectGraph g;
+  for (int i = 0; i < 3; ++i) g.add_nodes();
+  auto child = [&](int from, int to, const std::string& name) {
+    auto* c = g.mutable_nodes(from)->add_children();
+    c->set_node_id(to);
+    c->set_local_name(name);
+  };
+  child(0, 1, "model");
+  child(1, 2, "_operations");
+  for (int i = 0; i < 10; ++i) child(2, 2, std::to_string(i));
+  child(2, 2, "_operations");
+  Tensor og = Tensor::Empty(DType::kString, Shape{});
+  og.data<std::string>()[0] = g.SerializeAsString();
+  ASSERT_TRUE(WriteTensorBundle(d + "/ckpt", {{"_CHECKPOINTABLE_OBJECT_GRAPH", og}}).ok());
+  auto r = ReadKerasCheckpointLayers(d + "/ckpt");
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("cycle"), std::string::npos) << r.status().message();
 }
 
 TEST(SavedModelTest, HalfPlusTwoTf1AndTf2Predict) {
