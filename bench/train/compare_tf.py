@@ -2,12 +2,14 @@
 """Training images/s of strata vs Keras 3 on TensorFlow 2.21 (the peers venv), measured in one run.
 
     ~/.cache/strata/peers-venv/bin/python bench/train/compare_tf.py [--build build] [--rounds 3] [--markdown OUT]
+        [--models mlp,cnn_small,MobileNetV3Small]
 
 The protocol of the PyTorch peer's bench_train.py, which `strata train-bench` follows: SGD lr 0.01 momentum 0.9,
 sparse categorical cross-entropy, one fixed random batch of 64 (uint8-range pixels / 255), warm-up steps, then steps
 for at least --seconds; images/s = batch / median step time. Keras runs the same architectures as strata's zoo (mlp:
 Flatten-Dense256-Dense128-Dense10; cnn_small: Conv32-MaxPool-Conv64-MaxPool-Flatten-Dense128-Dropout0.25-Dense10,
-'valid' 3x3) with `model.fit` on that batch repeated (its compiled train function, as users run it), step times from
+'valid' 3x3; MobileNetV3Small: keras.applications.MobileNetV3Small(weights=None, 32x32x3, 10 classes, logits) and
+strata's zoo twin, batch 32) with `model.fit` on that batch repeated (its compiled train function, as users run it), step times from
 a callback. Both on 2 intra-op threads (TF: inter-op 1). strata and Keras alternate per round; each keeps its median
 over rounds. The CPU share that other processes used during each measurement is printed beside it.
 """
@@ -33,8 +35,18 @@ def own_cpu():
     return t.user + t.system
 
 
+# name -> (input shape, batch)
+MODELS = {'mlp': ((28, 28, 1), 64), 'cnn_small': ((28, 28, 1), 64), 'MobileNetV3Small': ((32, 32, 3), 32)}
+
+
 def keras_model(name):
     L = keras.layers
+    if name == 'MobileNetV3Small':
+        m = keras.applications.MobileNetV3Small(weights=None, input_shape=MODELS[name][0], classes=10,
+                                                classifier_activation=None, include_preprocessing=True)
+        m.compile(optimizer=keras.optimizers.SGD(0.01, momentum=0.9),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return m
     if name == 'mlp':
         layers = [L.Input((28, 28, 1)), L.Flatten(), L.Dense(256, activation='relu'), L.Dense(128, activation='relu'),
                   L.Dense(10)]
@@ -62,7 +74,7 @@ class StepTimes(keras.callbacks.Callback):
 
 def keras_one(name, batch, seconds):
     rng = np.random.default_rng(0)
-    x = (rng.integers(0, 256, (batch, 28, 28, 1)).astype(np.float32) / 255.0)
+    x = (rng.integers(0, 256, (batch, *MODELS[name][0])).astype(np.float32) / 255.0)
     y = rng.integers(0, 10, (batch,)).astype(np.int64)
     m = keras_model(name)
     warm = StepTimes()
@@ -87,16 +99,22 @@ def main():
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--seconds', type=float, default=5.0)
     ap.add_argument('--markdown', default='')
+    ap.add_argument('--models', default='mlp,cnn_small', help=f'comma-separated, of {", ".join(MODELS)}')
+    ap.add_argument('--omp_wait_policy', default='',
+                    help='OMP_WAIT_POLICY for strata (e.g. passive on a loaded machine, where spinning OpenMP workers '
+                         'lose their cores; default: inherited)')
     a = ap.parse_args()
+    env = dict(os.environ, **({'OMP_WAIT_POLICY': a.omp_wait_policy} if a.omp_wait_policy else {}))
     strata = os.path.join(a.build, 'strata')
     rows = {}
     for r in range(a.rounds):
-        for name in ('mlp', 'cnn_small'):
-            out = subprocess.run([strata, 'train-bench', '--model_name', name, '--batch_size', '64',
-                                  '--intra_op_threads', '2', '--min_seconds', str(a.seconds)],
-                                 check=True, capture_output=True, text=True).stdout
+        for name in a.models.split(','):
+            shape, batch = MODELS[name]
+            out = subprocess.run([strata, 'train-bench', '--model_name', name, '--batch_size', str(batch),
+                                  '--input_shape', *map(str, shape), '--intra_op_threads', '2', '--min_seconds',
+                                  str(a.seconds)], check=True, capture_output=True, text=True, env=env).stdout
             s = json.loads(out.strip().splitlines()[-1])
-            k = keras_one(name, 64, a.seconds)
+            k = keras_one(name, batch, a.seconds)
             print(f'round {r + 1} {name}: strata {s["images_per_s"]:.0f} img/s (foreign {s["foreign_pct"]}%), '
                   f'keras {k["images_per_s"]:.0f} img/s (foreign {k["foreign_pct"]}%)', flush=True)
             rows.setdefault(name, []).append((s, k))
@@ -107,10 +125,11 @@ def main():
         ki = statistics.median(p[1]['images_per_s'] for p in pairs)
         sf = statistics.median(p[0]['foreign_pct'] for p in pairs)
         kf = statistics.median(p[1]['foreign_pct'] for p in pairs)
-        lines.append(f'| {name} | 64 | {si:.0f} | {ki:.0f} | **{si / ki:.2f}** | {sf:.0f}, {kf:.0f} |')
+        lines.append(f'| {name} | {MODELS[name][1]} | {si:.0f} | {ki:.0f} | **{si / ki:.2f}** | {sf:.0f}, {kf:.0f} |')
     lines.append('')
     lines.append(f'TensorFlow {tf.__version__}, Keras {keras.__version__}, TF_ENABLE_ONEDNN_OPTS='
                  f'{os.environ.get("TF_ENABLE_ONEDNN_OPTS", "(unset: on by default on x86)")}, intra-op 2, inter-op 1; '
+                 f'strata --intra_op_threads 2, OMP_WAIT_POLICY={env.get("OMP_WAIT_POLICY", "(unset)")}; '
                  f'medians of {a.rounds} alternating rounds, at least {a.seconds} s of steps each.')
     text = '\n'.join(lines)
     print(text)

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 
+#include "cli/tf_weights.h"
 #include "cli/train_common.h"
 #include "core/file_util.h"
 #include "core/json.h"
@@ -174,7 +175,12 @@ Status LoadInitialWeights(nn::Model& model, const TrainFlags& f) {
       o.name_map[k] = v.as_string();
     }
   }
-  STRATA_ASSIGN_OR_RETURN(nn::WeightsFile file, nn::ReadWeightsFile(f.weights, o, &model));
+  nn::WeightsFile file;
+  if (IsTfCheckpointPrefix(f.weights)) {  // a Keras model's tf.train.Checkpoint
+    STRATA_ASSIGN_OR_RETURN(file, ReadKerasTfCheckpoint(model, f.weights));
+  } else {
+    STRATA_ASSIGN_OR_RETURN(file, nn::ReadWeightsFile(f.weights, o, &model));
+  }
   // Model names from here on (the head check below looks tensors up by them).
   if (!o.name_map.empty()) {
     std::map<std::string, Tensor> renamed;

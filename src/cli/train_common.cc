@@ -77,7 +77,7 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
                   "Train on the first N examples of each class only (IDX --data_dir; 0 = all)");
   cmd->add_option("--weights", f->weights,
                   "Initial weights: a strata checkpoint directory, .safetensors (by weight name), .onnx (float "
-                  "initializers by name); Keras .h5 is not built yet. The head (last layer with weights) is "
+                  "initializers by name), Keras .h5, or the prefix of a Keras model's tf.train.Checkpoint. The head (last layer with weights) is "
                   "re-initialised when its shape differs (another --num_classes) or with --new_head");
   cmd->add_option(FlagNames("--onnx_model"), f->onnx_model,
                   "Fine-tune an ONNX model (e.g. a torchvision export) instead of a zoo model: its float "

@@ -175,7 +175,11 @@ StatusOr<Tensor> ToFloat(const Tensor& in, float scale) {
   if (in.dtype() != DType::kUInt8) return InvalidArgumentError("to_float expects uint8 or float32, got ", in.TypeString());
   Tensor out = Tensor::Empty(DType::kFloat32, in.shape());
   const int64_t n = in.num_elements();
-  for (int64_t i = 0; i < n; ++i) out.data<float>()[i] = in.data<uint8_t>()[i] * scale;
+  // Pointers hoisted: through the accessors in the loop the compiler did not vectorise it (19% of a raw
+  // read+parse+batch pipeline's time, bench/tf/pipeline.py).
+  const uint8_t* src = in.data<uint8_t>();
+  float* dst = out.data<float>();
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]) * scale;
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "tf/layout.h"
 #include "tf/tensor_bundle.h"
 
 namespace strata::tf {
@@ -250,6 +251,7 @@ class SigConverter {
   StatusOr<std::vector<std::string>> ConvertPool(Ctx& c, const std::string& onnx_op);
   StatusOr<std::vector<std::string>> ConvertBatchNorm(Ctx& c);
   StatusOr<std::vector<std::string>> ConvertStridedSlice(Ctx& c);
+  StatusOr<std::vector<std::string>> ConvertResize(Ctx& c);
   StatusOr<std::vector<std::string>> ConvertReduce(Ctx& c, const std::string& onnx_op);
   Status Spatial(Ctx& c, graph::AttributeMap* attrs);
 
@@ -535,6 +537,7 @@ StatusOr<std::vector<std::string>> SigConverter::ConvertOp(Ctx& c) {
     return std::vector<std::string>{Emit1(c, "Pad", ins, attrs, true)};
   }
   if (op == "StridedSlice") return ConvertStridedSlice(c);
+  if (op == "ResizeBilinear" || op == "ResizeNearestNeighbor") return ConvertResize(c);
   if (op == "ArgMax" || op == "ArgMin") {
     STRATA_ASSIGN_OR_RETURN(std::string x, In(c, 0));
     STRATA_ASSIGN_OR_RETURN(auto axis, ConstInts(c, 1));
@@ -707,6 +710,70 @@ StatusOr<std::vector<std::string>> SigConverter::ConvertReduce(Ctx& c, const std
       Emit1(c, onnx_op, {x}, {{"axes", A::Ints(axes)}, {"keepdims", A::Int(keep)}}, true)};
 }
 
+// ResizeBilinear (NHWC images, size = [new_height, new_width]) -> ONNX Resize over H and W, with sizes
+// [N, new_height, new_width, C] taken from the input's shape. TF's sampling attributes map onto
+// coordinate_transformation_mode: align_corners -> align_corners; half_pixel_centers -> half_pixel (TF2's
+// tf.image.resize and Keras's Resizing layer); neither -> asymmetric (TF1's default).
+//
+// ResizeNearestNeighbor is two Gathers (H, then W) of source indices computed as TF computes them, in float32:
+// scale = in / out (align_corners: (in - 1) / (out - 1)), index = floor((x + 0.5) * scale) with half_pixel_centers,
+// round(x * scale) with align_corners, floor(x * scale) otherwise, at most in - 1. ONNX Resize's nearest modes
+// describe the same sampling but in exact arithmetic; where (x + 0.5) * in / out is mathematically an integer TF's
+// float32 product can fall just below it and pick the previous pixel, so Resize would not give TF's values.
+StatusOr<std::vector<std::string>> SigConverter::ConvertResize(Ctx& c) {
+  using A = graph::Attribute;
+  const bool bilinear = c.n.op() == "ResizeBilinear";
+  const bool align = AttrB(c, "align_corners", false), half = AttrB(c, "half_pixel_centers", false);
+  if (align && half) return Unsupported(c, "align_corners and half_pixel_centers are both true (TF refuses this too)");
+  STRATA_ASSIGN_OR_RETURN(std::string x, In(c, 0));
+  STRATA_ASSIGN_OR_RETURN(std::string size, In(c, 1));
+  std::vector<int64_t> hw;
+  auto k = consts_.find(size);
+  if (k != consts_.end()) {
+    STRATA_ASSIGN_OR_RETURN(hw, IntValues(k->second, Importer::Describe(c.r.frame, c.n) + " size"));
+    if (hw.size() != 2 || hw[0] <= 0 || hw[1] <= 0)
+      return Unsupported(c, StrCat("size must be two positive values [height, width], got ", hw.size(), " values"));
+    size = ConstInt64s(c, hw);
+  } else if (!bilinear) {
+    return Unsupported(c, "the size of a nearest-neighbour resize must be a constant");
+  } else {
+    size = Emit1(c, "Cast", {size}, {{"to", A::Int(7)}});
+  }
+  const std::string shape = Emit1(c, "Shape", {x});
+  auto dim = [&](int64_t d) {
+    return Emit1(c, "Slice", {shape, ConstInt64s(c, {d}), ConstInt64s(c, {d + 1}), ConstInt64s(c, {0})});
+  };
+  if (bilinear) {
+    const std::string sizes = Emit1(c, "Concat", {dim(0), size, dim(3)}, {{"axis", A::Int(0)}});
+    graph::AttributeMap attrs;
+    attrs["mode"] = A::String("linear");
+    attrs["coordinate_transformation_mode"] = A::String(align ? "align_corners" : half ? "half_pixel" : "asymmetric");
+    return std::vector<std::string>{Emit1(c, "Resize", {x, "", "", sizes}, attrs, true)};
+  }
+  for (int axis : {1, 2}) {
+    const int64_t out = hw[axis - 1];
+    const std::string in = dim(axis);
+    const std::string in_f = Emit1(c, "Cast", {in}, {{"to", A::Int(1)}});
+    std::string scale;
+    if (align && out > 1) {
+      const std::string one = AddConst(NewName(c), Tensor::FromVector<float>({1.f}));
+      scale = Emit1(c, "Div", {Emit1(c, "Sub", {in_f, one}), AddConst(NewName(c), Tensor::FromVector<float>(
+                                                                 {static_cast<float>(out - 1)}))});
+    } else {
+      scale = Emit1(c, "Div", {in_f, AddConst(NewName(c), Tensor::FromVector<float>({static_cast<float>(out)}))});
+    }
+    std::vector<float> pos(static_cast<size_t>(out));
+    for (int64_t i = 0; i < out; ++i) pos[i] = half ? static_cast<float>(i) + 0.5f : static_cast<float>(i);
+    std::string src = Emit1(c, "Mul", {AddConst(NewName(c), Tensor::FromVector<float>(pos)), scale});
+    if (align) src = Emit1(c, "Add", {src, AddConst(NewName(c), Tensor::FromVector<float>({0.5f}))});  // roundf, src >= 0
+    src = Emit1(c, "Cast", {Emit1(c, "Floor", {src})}, {{"to", A::Int(7)}});
+    const std::string last = Emit1(c, "Sub", {in, ConstInt64s(c, {1})});
+    src = Emit1(c, "Min", {src, last});
+    x = Emit1(c, "Gather", {x, src}, {{"axis", A::Int(axis)}}, axis == 2);
+  }
+  return std::vector<std::string>{x};
+}
+
 StatusOr<std::vector<std::string>> SigConverter::ConvertStridedSlice(Ctx& c) {
   STRATA_ASSIGN_OR_RETURN(std::string x, In(c, 0));
   STRATA_ASSIGN_OR_RETURN(auto begin, ConstInts(c, 1));
@@ -837,6 +904,7 @@ StatusOr<ImportedSignature> Importer::ImportSignature(const std::string& key, co
     g.outputs.push_back({name, sig.outputs[i].dtype, sig.outputs[i].shape, sig.outputs[i].alias});
   }
   STRATA_RETURN_IF_ERROR(graph::TopologicalSort(&g));
+  STRATA_RETURN_IF_ERROR(SinkLayoutTransposes(&g));
   sig.model = std::move(model);
   return sig;
 }

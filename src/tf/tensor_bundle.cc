@@ -509,8 +509,10 @@ Status WriteTensorBundle(const std::string& prefix, const std::map<std::string, 
   return WriteFileAtomic(prefix + ".index", table.Finish());
 }
 
-StatusOr<std::map<std::string, Tensor>> ReadObjectCheckpoint(const std::string& prefix) {
-  STRATA_ASSIGN_OR_RETURN(TensorBundle b, TensorBundle::Open(prefix));
+namespace {
+
+// The "_CHECKPOINTABLE_OBJECT_GRAPH" of an object-based checkpoint, with every child reference checked.
+StatusOr<tensorflow::TrackableObjectGraph> ReadObjectGraph(const TensorBundle& b, const std::string& prefix) {
   if (!b.Find(kObjectGraphKey))
     return NotFoundError(prefix, ".index has no ", kObjectGraphKey,
                          ": not an object-based (tf.train.Checkpoint) checkpoint");
@@ -518,6 +520,120 @@ StatusOr<std::map<std::string, Tensor>> ReadObjectCheckpoint(const std::string& 
   tensorflow::TrackableObjectGraph graph;
   if (og.size() != 1 || !graph.ParseFromString(og[0]))
     return DataLossError(prefix, ".index: ", kObjectGraphKey, " is not a TrackableObjectGraph");
+  for (const auto& node : graph.nodes())
+    for (const auto& c : node.children())
+      if (c.node_id() < 0 || c.node_id() >= graph.nodes_size())
+        return DataLossError(prefix, ".index: the object graph refers to node ", c.node_id(), " of ",
+                             graph.nodes_size());
+  return graph;
+}
+
+// The node that `node`'s child `name` refers to; -1 when it has none.
+int ChildNamed(const tensorflow::TrackableObjectGraph& graph, int node, std::string_view name) {
+  for (const auto& c : graph.nodes(node).children())
+    if (c.local_name() == name) return c.node_id();
+  return -1;
+}
+
+const tensorflow::TrackableObjectGraph::TrackableObject::SerializedTensor* VariableValue(
+    const tensorflow::TrackableObjectGraph& graph, int node) {
+  for (const auto& a : graph.nodes(node).attributes())
+    if (a.name() == "VARIABLE_VALUE") return &a;
+  return nullptr;
+}
+
+// The layer list of a Keras model object: Functional models track it as `_operations`, a Sequential model through
+// its inner `_functional` (Keras 3); `_layers`/`layers` are the names of older Keras versions. -1 if none.
+int LayerList(const tensorflow::TrackableObjectGraph& graph, int model) {
+  for (int depth = 0; depth < 4 && model >= 0; ++depth) {
+    for (const char* name : {"_operations", "_layers", "layers"}) {
+      const int list = ChildNamed(graph, model, name);
+      if (list >= 0) return list;
+    }
+    model = ChildNamed(graph, model, "_functional");
+  }
+  return -1;
+}
+
+// Appends the layers of the layer list `list` (children "0", "1", ... in numeric order) that own variables; a layer
+// that is itself a model (a nested Functional/Sequential) contributes its layers in place.
+Status CollectKerasLayers(const TensorBundle& b, const tensorflow::TrackableObjectGraph& graph, int list,
+                          const std::string& path, int depth, std::vector<bool>* seen,
+                          std::vector<KerasCheckpointLayer>* out) {
+  if (depth > 16) return DataLossError(b.prefix(), ".index: Keras models nested more than 16 deep at '", path, "'");
+  // A hostile (or damaged) object graph may loop back into a layer list: each list is walked once.
+  if ((*seen)[list])
+    return DataLossError(b.prefix(), ".index: the object graph's layer lists form a cycle at '", path, "'");
+  (*seen)[list] = true;
+  std::vector<std::pair<int64_t, const tensorflow::TrackableObjectGraph::TrackableObject::ObjectReference*>> items;
+  for (const auto& c : graph.nodes(list).children()) {
+    const std::string& n = c.local_name();
+    if (n.empty() || n.size() > 9 || n.find_first_not_of("0123456789") != std::string::npos) continue;
+    items.emplace_back(std::stoll(n), &c);
+  }
+  std::sort(items.begin(), items.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (const auto& [index, ref] : items) {
+    const int layer = ref->node_id();
+    const std::string layer_path = StrCat(path, "/", ref->local_name());
+    const int nested = LayerList(graph, layer);
+    if (nested >= 0) {
+      STRATA_RETURN_IF_ERROR(CollectKerasLayers(b, graph, nested, layer_path + "/_operations", depth + 1, seen, out));
+      continue;
+    }
+    KerasCheckpointLayer l;
+    l.path = layer_path;
+    for (const auto& c : graph.nodes(layer).children()) {
+      const auto* value = VariableValue(graph, c.node_id());
+      if (value == nullptr) continue;
+      KerasCheckpointVariable v;
+      v.attribute = c.local_name();
+      v.full_name = value->full_name();
+      v.checkpoint_key = value->checkpoint_key();
+      STRATA_ASSIGN_OR_RETURN(v.value, b.Read(value->checkpoint_key()));
+      l.variables.push_back(std::move(v));
+    }
+    if (!l.variables.empty()) out->push_back(std::move(l));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<std::vector<KerasCheckpointLayer>> ReadKerasCheckpointLayers(const std::string& prefix,
+                                                                      const std::string& model_path) {
+  STRATA_ASSIGN_OR_RETURN(TensorBundle b, TensorBundle::Open(prefix));
+  STRATA_ASSIGN_OR_RETURN(tensorflow::TrackableObjectGraph graph, ReadObjectGraph(b, prefix));
+  if (graph.nodes_size() == 0) return DataLossError(prefix, ".index: the object graph has no nodes");
+  int node = 0;
+  std::vector<std::string> root_children;
+  for (const auto& c : graph.nodes(0).children()) root_children.push_back(c.local_name());
+  for (size_t pos = 0; pos <= model_path.size();) {
+    const size_t slash = std::min(model_path.find('/', pos), model_path.size());
+    const std::string part = model_path.substr(pos, slash - pos);
+    pos = slash + 1;
+    if (part.empty()) continue;
+    node = ChildNamed(graph, node, part);
+    if (node < 0)
+      return NotFoundError("TF checkpoint ", prefix, ": no object '", model_path,
+                           "' (the tf.train.Checkpoint's objects: ", StrJoin(root_children, ", "),
+                           "); write it as tf.train.Checkpoint(", model_path, "=keras_model, ...)");
+  }
+  const int list = LayerList(graph, node);
+  if (list < 0)
+    return InvalidArgumentError("TF checkpoint ", prefix, ": object '", model_path,
+                                "' is not a Keras model (it tracks no _operations or _layers list)");
+  std::vector<KerasCheckpointLayer> out;
+  std::vector<bool> seen(static_cast<size_t>(graph.nodes_size()), false);
+  STRATA_RETURN_IF_ERROR(CollectKerasLayers(b, graph, list, model_path + "/_operations", 0, &seen, &out));
+  if (out.empty())
+    return InvalidArgumentError("TF checkpoint ", prefix, ": the Keras model '", model_path,
+                                "' has no layer with variables (was it built before the checkpoint was written?)");
+  return out;
+}
+
+StatusOr<std::map<std::string, Tensor>> ReadObjectCheckpoint(const std::string& prefix) {
+  STRATA_ASSIGN_OR_RETURN(TensorBundle b, TensorBundle::Open(prefix));
+  STRATA_ASSIGN_OR_RETURN(tensorflow::TrackableObjectGraph graph, ReadObjectGraph(b, prefix));
   std::map<std::string, Tensor> out;
   // Breadth-first from the root: the first path that reaches a node names it.
   std::vector<std::string> path_of(static_cast<size_t>(graph.nodes_size()));

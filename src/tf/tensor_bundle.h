@@ -81,6 +81,27 @@ Status WriteTensorBundle(const std::string& prefix, const std::map<std::string, 
 //
 // Reads every VARIABLE_VALUE attribute reachable from the root (slot variables and other attributes are skipped).
 StatusOr<std::map<std::string, Tensor>> ReadObjectCheckpoint(const std::string& prefix);
+
+// A Keras model's layers as a TF2 checkpoint holds them: tf.train.Checkpoint(model=keras_model, ...) tracks the
+// model's layer list by position (Keras 3: "model/_operations/<i>" for a Functional model,
+// "model/_functional/_operations/<i>" for a Sequential one), each layer's variables as its children ("_kernel",
+// "bias", "gamma", "moving_mean", ...), and records each variable's Keras path ("dense/kernel",
+// "sequential/dense/kernel") as the attribute's full_name. Layer names themselves are not in the checkpoint.
+struct KerasCheckpointVariable {
+  std::string attribute;  // the layer's attribute name, e.g. "_kernel"
+  std::string full_name;  // the variable's Keras path, e.g. "conv2d/kernel" ("" when the writer recorded none)
+  std::string checkpoint_key;  // its bundle key, e.g. "optimizer/_trainable_variables/0/.ATTRIBUTES/VARIABLE_VALUE"
+  Tensor value;
+};
+struct KerasCheckpointLayer {
+  std::string path;  // object path of the layer, e.g. "model/_operations/2"
+  std::vector<KerasCheckpointVariable> variables;
+};
+// The layers that own variables, in the model's layer order (nested models flattened in place), of the Keras model
+// at object path `model_path` ("model" for tf.train.Checkpoint(model=...)). NotFound when there is no such object,
+// InvalidArgument when it is not a Keras model or has no variables.
+StatusOr<std::vector<KerasCheckpointLayer>> ReadKerasCheckpointLayers(const std::string& prefix,
+                                                                      const std::string& model_path = "model");
 // Writes `by_path` ("a/b/kernel" -> value) with an object graph whose children follow the paths' components, so
 // that tf.train.Checkpoint(a=...).restore(prefix) assigns each variable (the root object is the Checkpoint).
 Status WriteObjectCheckpoint(const std::string& prefix, const std::map<std::string, Tensor>& by_path);

@@ -1,9 +1,10 @@
 """Keras SavedModels served by strata give TF's outputs: builds small Keras models (an MLP, a CNN, a ResNet-style block
-model and a MobileNet-style depthwise model) with seeded random weights in TF 2.21 / Keras 3, exports each as a
+model, a MobileNet-style depthwise model and one that starts with Keras's Resizing layer) with seeded random weights in TF 2.21 / Keras 3, exports each as a
 SavedModel (model.export) into a temporary directory, runs TF's own loaded SavedModel and `strata run` on the same
 inputs, and requires agreement within 1e-4 relative (plus a small absolute floor for values near zero). Also
-converts one with `strata convert` and checks the ONNX file with onnx's checker and ONNX Runtime. The fixtures are
-generated here, never committed.
+converts one with `strata convert` and checks the ONNX file with onnx's checker and ONNX Runtime, and compares TF's
+ResizeBilinear and ResizeNearestNeighbor under every align_corners / half_pixel_centers setting (up- and down-sampling)
+with strata's import of them. The fixtures are generated here, never committed.
 
 Usage: make_keras_savedmodels.py STRATA_BINARY"""
 import os, shutil, subprocess, sys, tempfile
@@ -66,6 +67,66 @@ def mobilenet_style():
     x = layers.GlobalAveragePooling2D()(x)
     x = layers.Dropout(0.2)(x)
     return keras.Model(inp, layers.Dense(3, activation='softmax')(x))
+
+
+def resizing():
+    """Keras's Resizing layer (bilinear: TF's ResizeBilinear with half_pixel_centers) in front of a small CNN."""
+    x = inp = keras.Input((12, 10, 3))
+    x = layers.Resizing(20, 16, interpolation='bilinear')(x)
+    x = layers.Conv2D(4, 3, activation='relu')(x)
+    x = layers.Resizing(7, 9, interpolation='nearest')(x)
+    return keras.Model(inp, layers.Flatten()(x))
+
+
+def check_resize_ops(strata, work, rng):
+    """TF's raw resize ops with each attribute setting as the outputs of one SavedModel; strata's values equal TF's."""
+    settings = [(False, True), (True, False), (False, False)]  # (align_corners, half_pixel_centers)
+
+    class Resizes(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 18, 14, 3], tf.float32)])
+        def serve(self, x):
+            out = {}
+            for hw in ((25, 30), (7, 9)):  # 18 -> 7: (3 + 0.5) * 18 / 7 = 9, but 8.999... in float32
+                for a, h in settings:
+                    out[f'bilinear_{hw[0]}x{hw[1]}_a{int(a)}h{int(h)}'] = tf.raw_ops.ResizeBilinear(
+                        images=x, size=hw, align_corners=a, half_pixel_centers=h)
+                    out[f'nearest_{hw[0]}x{hw[1]}_a{int(a)}h{int(h)}'] = tf.raw_ops.ResizeNearestNeighbor(
+                        images=x, size=hw, align_corners=a, half_pixel_centers=h)
+            return out
+
+    m = Resizes()
+    export_dir = os.path.join(work, 'resize_ops', '1')
+    tf.saved_model.save(m, export_dir, signatures=m.serve)
+    x = rng.uniform(-1, 1, (2, 18, 14, 3)).astype('float32')
+    want = {k: v.numpy() for k, v in tf.saved_model.load(export_dir).signatures['serving_default'](
+        x=tf.constant(x)).items()}
+    np.save(os.path.join(work, 'resize_x.npy'), x)
+    out_dir = os.path.join(work, 'resize_out')
+    r = subprocess.run([strata, 'run', export_dir, '--input', f'x={work}/resize_x.npy', '--output-dir', out_dir],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        return [f'strata run failed ({r.returncode}): {r.stderr.strip()[-1500:]}']
+    # strata run names the files by the signature's output tensors; the SignatureDef maps the aliases onto them.
+    from tensorflow.core.protobuf import saved_model_pb2
+    sm = saved_model_pb2.SavedModel()
+    sm.ParseFromString(open(os.path.join(export_dir, 'saved_model.pb'), 'rb').read())
+    outputs = sm.meta_graphs[0].signature_def['serving_default'].outputs
+    problems, worst = [], 0.0
+    for alias, w in sorted(want.items()):
+        f = os.path.join(out_dir, outputs[alias].name.replace(':', '_') + '.npy')
+        if not os.path.exists(f):
+            problems.append(f'{alias}: no output file {os.path.basename(f)} in {sorted(os.listdir(out_dir))}')
+            continue
+        g = np.load(f)
+        err = np.abs(g - w)
+        if g.shape != w.shape or (err > RTOL * np.abs(w) + ATOL).any():
+            problems.append(f'{alias}: strata {g.shape} vs TF {w.shape}, max abs {err.max() if g.shape == w.shape else "-"}')
+        elif err.size:
+            worst = max(worst, float(err.max()))
+    if not problems:
+        print(f'    resize ops: {len(want)} outputs (bilinear and nearest; align_corners, half_pixel_centers, neither; '
+              f'up and down) equal TF\'s, max |strata-TF| {worst:.3g}')
+    return problems
 
 
 def randomize(model, rng):
@@ -140,8 +201,10 @@ def main():
     try:
         for name, build, shape in [('mlp', mlp, (20,)), ('cnn', cnn, (28, 28, 1)),
                                    ('resnet_style', resnet_style, (16, 16, 3)),
-                                   ('mobilenet_style', mobilenet_style, (16, 16, 3))]:
+                                   ('mobilenet_style', mobilenet_style, (16, 16, 3)),
+                                   ('resizing', resizing, (12, 10, 3))]:
             tally.run(name, check, strata, work, name, build, shape, rng)
+        tally.run('resize_ops', check_resize_ops, strata, work, rng)
         tally.run('convert', check_convert, strata, work, rng)
     finally:
         shutil.rmtree(work, ignore_errors=True)

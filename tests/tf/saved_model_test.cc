@@ -9,6 +9,7 @@
 
 #include "core/file_util.h"
 #include "tensorflow/core/protobuf/saved_model.pb.h"
+#include "tensorflow/core/protobuf/trackable_object_graph.pb.h"
 #include "tf/saved_model.h"
 #include "tf/tensor_bundle.h"
 
@@ -142,6 +143,63 @@ TEST(TensorBundleTest, WriterRoundTripsThroughTheReader) {
   ASSERT_TRUE(raw.ok());
   EXPECT_NE(raw->Find("model/step/.ATTRIBUTES/VARIABLE_VALUE"), nullptr);
   EXPECT_FALSE(WriteObjectCheckpoint(d + "/bad", {{"a//b", Tensor::Scalar<float>(1.f)}}).ok());
+}
+
+// Keras 3's layout (what tf.train.Checkpoint(model=keras_model) writes, seen in TF 2.21): the layers by position
+// under model/_operations (a Sequential model: model/_functional/_operations), variables as the layers' children.
+TEST(TensorBundleTest, KerasLayersInPositionOrder) {
+  const std::string d = Fresh("keras_layers");
+  const Tensor k = Tensor::FromVector<float>({1.f, 2.f}, Shape({1, 2}));
+  ASSERT_TRUE(WriteObjectCheckpoint(d + "/functional", {{"model/_operations/10/_kernel", k},
+                                                        {"model/_operations/2/gamma", Tensor::Scalar<float>(3.f)},
+                                                        {"model/_operations/2/moving_mean", Tensor::Scalar<float>(4.f)},
+                                                        {"model/_operations/x/bias", Tensor::Scalar<float>(5.f)},
+                                                        {"optimizer/_iterations", Tensor::Scalar<int64_t>(7)}})
+                  .ok());
+  auto layers = ReadKerasCheckpointLayers(d + "/functional");
+  ASSERT_TRUE(layers.ok()) << layers.status().ToString();
+  ASSERT_EQ(layers->size(), 2u);  // numeric order: 2 before 10; the non-numeric child is not a layer
+  EXPECT_EQ((*layers)[0].path, "model/_operations/2");
+  ASSERT_EQ((*layers)[0].variables.size(), 2u);
+  EXPECT_EQ((*layers)[0].variables[0].attribute, "gamma");
+  EXPECT_EQ((*layers)[0].variables[1].full_name, "model/_operations/2/moving_mean");
+  EXPECT_EQ((*layers)[1].path, "model/_operations/10");
+  EXPECT_EQ((*layers)[1].variables[0].value.ToVector<float>(), k.ToVector<float>());
+
+  ASSERT_TRUE(WriteObjectCheckpoint(d + "/sequential", {{"model/_functional/_operations/1/bias", k}}).ok());
+  auto seq = ReadKerasCheckpointLayers(d + "/sequential");
+  ASSERT_TRUE(seq.ok()) << seq.status().ToString();
+  ASSERT_EQ(seq->size(), 1u);
+  EXPECT_EQ((*seq)[0].path, "model/_operations/1");
+
+  auto missing = ReadKerasCheckpointLayers(d + "/functional", "net");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("model, optimizer"), std::string::npos) << missing.status().message();
+  auto not_keras = ReadKerasCheckpointLayers(d + "/functional", "optimizer");
+  EXPECT_EQ(not_keras.status().code(), StatusCode::kInvalidArgument);
+}
+
+// An object graph whose layer list contains itself (root -> model -> _operations -> "0" = _operations, ten times
+// over) is refused as a cycle instead of being walked 10^16 times.
+TEST(TensorBundleTest, KerasLayerListCycleIsAnError) {
+  const std::string d = Fresh("keras_cycle");
+  tensorflow::TrackableObjectGraph g;
+  for (int i = 0; i < 3; ++i) g.add_nodes();
+  auto child = [&](int from, int to, const std::string& name) {
+    auto* c = g.mutable_nodes(from)->add_children();
+    c->set_node_id(to);
+    c->set_local_name(name);
+  };
+  child(0, 1, "model");
+  child(1, 2, "_operations");
+  for (int i = 0; i < 10; ++i) child(2, 2, std::to_string(i));
+  child(2, 2, "_operations");
+  Tensor og = Tensor::Empty(DType::kString, Shape{});
+  og.data<std::string>()[0] = g.SerializeAsString();
+  ASSERT_TRUE(WriteTensorBundle(d + "/ckpt", {{"_CHECKPOINTABLE_OBJECT_GRAPH", og}}).ok());
+  auto r = ReadKerasCheckpointLayers(d + "/ckpt");
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("cycle"), std::string::npos) << r.status().message();
 }
 
 TEST(SavedModelTest, HalfPlusTwoTf1AndTf2Predict) {
