@@ -33,10 +33,7 @@
 #include "strata/graph_builder.h"
 #include "strata/status.h"
 #include "strata/tensor.h"
-
-namespace strata {
-class Rng;
-}
+#include "strata/util.h"  // Rng, which Initializer::Make takes
 
 namespace strata::nn {
 
@@ -511,7 +508,9 @@ struct Loss {
   //     std::string d = b.Emit1("Sub", {pred, b.Emit1("Cast", {label}, {{"to", graph::Attribute::Int(1)}})});
   //     return b.Emit1("ReduceMean", {b.Emit1("Mul", {d, d})}, {{"keepdims", graph::Attribute::Int(0)}});
   //   });
-  static Loss Custom(std::string name, LossFn fn) { return {Kind::kCustom, false, 1.0, std::move(name), std::move(fn)}; }
+  static Loss Custom(std::string name, LossFn fn) {
+    return {Kind::kCustom, false, 1.0, std::move(name), std::move(fn)};
+  }
   // Keras names: "sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy", "mse",
   // "mean_squared_error", "mae", "mean_absolute_error", "huber".
   static StatusOr<Loss> FromName(std::string_view name, bool from_logits = false);

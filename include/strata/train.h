@@ -4,11 +4,11 @@
 //
 //   auto trainer = *train::Trainer::Create(&model, {.loss = {{"logits", nn::Loss::SparseCategoricalCrossentropy(true)}},
 //                                                   .metrics = {{"logits", {"accuracy"}}}});
+//   auto history = trainer->Fit(train_ds, {.epochs = 3, .validation_data = test_ds});
 //
 // Optimizers, metrics and losses are open: CompileOptions takes optimizer instances (user subclasses of
 // optim::Optimizer), metric instances (subclasses of nn::Metric) and custom losses (nn::Loss::Custom) beside the
 // built-in names; docs/training.md "Extending the trainer" has examples.
-//   auto history = trainer->Fit(train_ds, {.epochs = 3, .validation_data = test_ds});
 //
 // State flows functionally: weights, optimizer slots, batch-norm moving statistics, the learning rate, the step
 // counter (`iterations`) and the dropout seed are graph inputs fed every step, and the updated values are graph
@@ -99,6 +99,8 @@ class MetricSpec {
   MetricSpec(std::string name) : name_(std::move(name)) {}
   template <typename T, typename = std::enable_if_t<std::is_base_of_v<nn::Metric, T>>>
   MetricSpec(std::shared_ptr<T> instance) : instance_(std::move(instance)) {}
+  template <typename T, typename = std::enable_if_t<std::is_base_of_v<nn::Metric, T>>>
+  MetricSpec(std::unique_ptr<T> instance) : instance_(std::move(instance)) {}
   const std::string& name() const { return instance_ ? instance_->name() : name_; }
   const std::shared_ptr<nn::Metric>& instance() const { return instance_; }
 
@@ -452,12 +454,14 @@ StatusOr<std::shared_ptr<Callback>> TerminateOnNaN();
 StatusOr<std::shared_ptr<Callback>> CSVLogger(std::string filename, char separator = ',', bool append = false);
 
 // At each epoch begin: lr = schedule(epoch, current lr); logs learning_rate at epoch end.
-StatusOr<std::shared_ptr<Callback>> LearningRateScheduler(std::function<double(int epoch, double lr)> schedule, int verbose = 0);
+StatusOr<std::shared_ptr<Callback>> LearningRateScheduler(std::function<double(int epoch, double lr)> schedule,
+                                                          int verbose = 0);
 
 // BackupAndRestore: saves the training state to backup_dir every `save_freq` batches (0 = at each epoch end); on
 // train begin, restores the newest backup and resumes at its (epoch, batch) — mid-epoch, bitwise-identical to an
 // uninterrupted run; on a normal train end removes the backups when delete_checkpoint.
-StatusOr<std::shared_ptr<Callback>> BackupAndRestore(std::string backup_dir, int64_t save_freq = 0, bool delete_checkpoint = true);
+StatusOr<std::shared_ptr<Callback>> BackupAndRestore(std::string backup_dir, int64_t save_freq = 0,
+                                                     bool delete_checkpoint = true);
 
 // Keras TensorBoard (specs/tf-formats.md §5.3): event files in <log_dir>/train and <log_dir>/validation (two runs).
 // Per epoch (step = epoch): epoch_<key> in train, epoch_<key without val_> in validation, epoch_learning_rate in

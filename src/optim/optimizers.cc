@@ -208,7 +208,8 @@ Status Optimizer::EmitUpdates(graph::Graph* g, const std::vector<VariableGrad>& 
       var_lr = it->second;
     }
     StatusOr<VariableUpdate> u = EmitOne(g, vars[i], grads[i], scale[i], var_lr, iterations);
-    if (!u.ok()) return Status(u.status()).WithContext(StrCat("optimizer '", name_, "', variable '", vars[i].variable, "'"));
+    if (!u.ok())
+      return Status(u.status()).WithContext(StrCat("optimizer '", name_, "', variable '", vars[i].variable, "'"));
     updates->push_back(std::move(*u));
   }
   return Status::OK();

@@ -72,7 +72,8 @@ StatusOr<SignaturePlan> GeneralPlan(const nn::Model& model, const ExportOptions&
     p.outputs.push_back({name, it == o.output_names.end() ? name : it->second, false});
   }
   for (const std::string& name : o.outputs.empty() ? outs : o.outputs)
-    if (auto it = o.softmax_outputs.find(name); it != o.softmax_outputs.end()) p.outputs.push_back({name, it->second, true});
+    if (auto it = o.softmax_outputs.find(name); it != o.softmax_outputs.end())
+      p.outputs.push_back({name, it->second, true});
   for (const auto& [name, serving] : o.softmax_outputs)
     if (!o.outputs.empty() && std::find(o.outputs.begin(), o.outputs.end(), name) == o.outputs.end())
       p.outputs.push_back({name, serving, true});
@@ -121,12 +122,13 @@ void ServeInput(graph::Graph& g, const ServedInput& in) {
       if (v == in.model_name) v = fed;
   for (graph::ValueInfo& vi : g.outputs)
     if (vi.name == in.model_name) vi.name = fed;
+  const std::string node = "serving/" + in.serving_name;
   if (in.scale != 1.0f) {
     const std::string k = in.serving_name + "/scale";
     g.initializers[k] = Tensor::Scalar<float>(in.scale);
-    g.nodes.insert(g.nodes.begin(), ServingNode("serving/" + in.serving_name + "/scale", "Mul", {in.serving_name, k}, fed));
+    g.nodes.insert(g.nodes.begin(), ServingNode(node + "/scale", "Mul", {in.serving_name, k}, fed));
   } else {
-    g.nodes.insert(g.nodes.begin(), ServingNode("serving/" + in.serving_name + "/input", "Identity", {in.serving_name}, fed));
+    g.nodes.insert(g.nodes.begin(), ServingNode(node + "/input", "Identity", {in.serving_name}, fed));
   }
   for (graph::ValueInfo& vi : g.inputs)
     if (vi.name == in.model_name) vi.name = in.serving_name;

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "strata/onnx.h"
+#include "strata/records.h"
 #include "strata/util.h"
 #include "strata/train.h"
 #include "train_test_util.h"
@@ -467,6 +469,29 @@ TEST(CallbackFactoryTest, EveryFactoryReturnsStatusOrAndChecksItsOptions) {
   EXPECT_FALSE(LearningRateScheduler(nullptr).ok());
   EXPECT_FALSE(BackupAndRestore("").ok());
   EXPECT_FALSE(BackupAndRestore("dir", -1).ok());
+}
+
+// ---- public utilities: Rng and Glob (strata/util.h), the TFRecord writer (strata/records.h) ----
+
+TEST(PublicUtilTest, GlobFindsRecordShardsSorted) {
+  const std::string dir = ::testing::TempDir() + "/glob_shards";
+  ASSERT_TRUE(Glob(dir + "/*").ok());
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"train-00001.tfrecord", "train-00000.tfrecord", "val-00000.tfrecord"}) {
+    auto w = io::RecordFileWriter::Open(dir + "/" + name);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    ASSERT_TRUE((*w)->Write("record").ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  auto shards = Glob(dir + "/train-*.tfrecord");
+  ASSERT_TRUE(shards.ok()) << shards.status().ToString();
+  EXPECT_EQ(*shards, (std::vector<std::string>{dir + "/train-00000.tfrecord", dir + "/train-00001.tfrecord"}));
+  EXPECT_TRUE(Glob(dir + "/none-*")->empty());
+  // The same seed gives the same stream; another seed another.
+  Rng a(5), b(5), c(6);
+  const uint32_t first = a.NextU32();
+  EXPECT_EQ(first, b.NextU32());
+  EXPECT_NE(first, c.NextU32());
 }
 
 // ---- what the public header no longer declares ----

@@ -59,7 +59,8 @@ StatusOr<std::shared_ptr<Callback>> BackupAndRestore(std::string backup_dir, int
   if (save_freq < 0)
     return InvalidArgumentError("BackupAndRestore: save_freq is a number of batches >= 1, or 0 for epoch ends; got ",
                                 save_freq);
-  return std::shared_ptr<Callback>(std::make_shared<BackupAndRestoreCallback>(std::move(backup_dir), save_freq, delete_checkpoint));
+  return std::shared_ptr<Callback>(
+      std::make_shared<BackupAndRestoreCallback>(std::move(backup_dir), save_freq, delete_checkpoint));
 }
 
 }  // namespace strata::train
