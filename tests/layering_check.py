@@ -4,10 +4,10 @@
 The layers, lowest first, and what each may include (its own headers and those of the layers listed, which mirror
 the libraries' link dependencies in src/*/CMakeLists.txt):
 
-  core   src/core, strata/status.h, strata/tensor.h
+  core   src/core, strata/status.h, strata/tensor.h, strata/util.h
   proto  generated protobuf headers (tensorflow/..., tensorflow_serving/..., inference/...)
   io     src/io, strata/example.h, strata/records.h
-  ir     strata/graph.h (the IR data model; library strata_ir)
+  ir     strata/graph.h, strata/graph_builder.h (the IR data model; library strata_ir)
   ops    src/ops
   graph  src/graph (passes, planner, executor)
   onnx   src/onnx, strata/onnx.h
@@ -44,7 +44,8 @@ ALLOWED = {
 }
 ALLOWED['cli'] = set(ALLOWED) - {'cli'}
 PUBLIC = {
-    'status.h': 'core', 'tensor.h': 'core', 'example.h': 'io', 'records.h': 'io', 'graph.h': 'ir',
+    'status.h': 'core', 'tensor.h': 'core', 'util.h': 'core', 'example.h': 'io', 'records.h': 'io', 'graph.h': 'ir',
+    'graph_builder.h': 'ir',
     'onnx.h': 'onnx', 'data.h': 'data', 'nn.h': 'nn', 'optim.h': 'optim', 'serve.h': 'serve', 'train.h': 'train',
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

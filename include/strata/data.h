@@ -36,10 +36,7 @@
 #include "strata/example.h"
 #include "strata/status.h"
 #include "strata/tensor.h"
-
-namespace strata {
-class Rng;  // core/random.h
-}
+#include "strata/util.h"  // Rng, which RandomMapFn and the random transformations take
 
 namespace strata::data {
 

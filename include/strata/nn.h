@@ -30,12 +30,10 @@
 #include <vector>
 
 #include "strata/graph.h"
+#include "strata/graph_builder.h"
 #include "strata/status.h"
 #include "strata/tensor.h"
-
-namespace strata {
-class Rng;
-}
+#include "strata/util.h"  // Rng, which Initializer::Make takes
 
 namespace strata::nn {
 
@@ -511,14 +509,22 @@ StatusOr<std::map<std::string, Tensor>> ReadKerasWeightsFor(const Model& model, 
 
 // ---- losses (emitted into the training graph) ----
 
+// A user loss (Loss::Custom): emits, with `b`, the loss of `y_pred` (the model output) against `y_true` (the labels as
+// fed, any dtype: cast them as needed) and returns the name of a float32 scalar, the batch mean as Keras's losses
+// are. The trainer differentiates it by graph autodiff, so every op on the path to y_pred needs a gradient.
+using LossFn =
+    std::function<StatusOr<std::string>(graph::Builder& b, const std::string& y_pred, const std::string& y_true)>;
+
 struct Loss {
   enum class Kind {
     kSparseCategoricalCrossentropy, kCategoricalCrossentropy, kBinaryCrossentropy, kMeanSquaredError,
-    kMeanAbsoluteError, kHuber
+    kMeanAbsoluteError, kHuber, kCustom
   };
   Kind kind = Kind::kSparseCategoricalCrossentropy;
   bool from_logits = false;  // Keras's default
   double delta = 1.0;        // Huber
+  std::string custom_name;   // kCustom: its name in messages
+  LossFn custom;             // kCustom
 
   static Loss SparseCategoricalCrossentropy(bool from_logits = false) { return {Kind::kSparseCategoricalCrossentropy, from_logits}; }
   static Loss CategoricalCrossentropy(bool from_logits = false) { return {Kind::kCategoricalCrossentropy, from_logits}; }
@@ -526,18 +532,32 @@ struct Loss {
   static Loss MeanSquaredError() { return {Kind::kMeanSquaredError}; }
   static Loss MeanAbsoluteError() { return {Kind::kMeanAbsoluteError}; }
   static Loss Huber(double delta = 1.0) { return {Kind::kHuber, false, delta}; }
+  // A user loss (see LossFn), e.g. a squared error:
+  //   nn::Loss::Custom("my_mse", [](graph::Builder& b, const std::string& pred, const std::string& label)
+  //                                  -> StatusOr<std::string> {
+  //     std::string d = b.Emit1("Sub", {pred, b.Emit1("Cast", {label}, {{"to", graph::Attribute::Int(1)}})});
+  //     return b.Emit1("ReduceMean", {b.Emit1("Mul", {d, d})}, {{"keepdims", graph::Attribute::Int(0)}});
+  //   });
+  static Loss Custom(std::string name, LossFn fn) {
+    return {Kind::kCustom, false, 1.0, std::move(name), std::move(fn)};
+  }
   // Keras names: "sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy", "mse",
   // "mean_squared_error", "mae", "mean_absolute_error", "huber".
   static StatusOr<Loss> FromName(std::string_view name, bool from_logits = false);
+  // The Keras name, or a custom loss's own.
   std::string name() const;
 
-  // Appends the loss (a float scalar, the batch mean) of y_pred against y_true to `g`; returns its value name.
-  std::string Emit(graph::Graph* g, const std::string& y_pred, const std::string& y_true,
-                   const std::string& prefix) const;
+  // Appends the loss (a float scalar, the batch mean) of y_pred against y_true to `g`; returns its value name, which
+  // is `prefix` (nodes are named under it).
+  StatusOr<std::string> Emit(graph::Graph* g, const std::string& y_pred, const std::string& y_true,
+                             const std::string& prefix) const;
 };
 
 // ---- metrics (host-side accumulators over fetched outputs) ----
 
+// The metric interface: the trainer calls Reset at each epoch start (and before evaluation), Update after every
+// batch with the labels and the model output, and Result for the logs (under name()). Built-in metrics come from
+// MakeMetric; a user subclass is given to the trainer as an instance (train::CompileOptions::metrics).
 class Metric {
  public:
   virtual ~Metric() = default;

@@ -1,8 +1,9 @@
 // optim: Keras optimizers as update ops inside the training graph, learning-rate schedules and gradient clipping.
 //
-// An Optimizer appends, for every trainable variable, one strata-domain update op (strata.SGDUpdate, AdamUpdate,
-// RMSpropUpdate) that reads the variable, its gradient, its slots, the learning rate and the step counter and
-// produces the new variable and slots. The learning rate and the step counter are graph inputs fed every step, so a
+// An Optimizer appends, for every trainable variable, its update: for the built-in ones one strata-domain update op
+// (strata.SGDUpdate, AdamUpdate, RMSpropUpdate), for a user subclass the nodes its BuildUpdate emits. The update
+// reads the variable, its gradient, its slots, the learning rate and the step counter and produces the new variable
+// and slots. The learning rate and the step counter are graph inputs fed every step, so a
 // schedule (evaluated on the host at the current `iterations`, before the increment, as Keras does), a
 // ReduceLROnPlateau or a LearningRateScheduler never recompiles the plan. Clipping (per variable, global, or
 // per-group global norms chosen by variable-name prefix) is a strata.GlobalNorm node whose `scale` output every
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "strata/graph.h"
+#include "strata/graph_builder.h"
 #include "strata/status.h"
 
 namespace strata::optim {
@@ -91,12 +93,37 @@ struct VariableUpdate {
   std::map<std::string, std::string> new_slots;
 };
 
+// What an update rule reads for one variable: IR value names in the training graph.
+struct UpdateInputs {
+  std::string variable_name;  // the weight, "dense/kernel"
+  std::string value;          // its current value (after decoupled weight decay, when configured)
+  std::string grad;           // its gradient (after clipping, when configured), the variable's dtype and shape
+  std::map<std::string, std::string> slots;  // slot name (SlotNames()) -> current value
+  std::string lr;          // float32 scalar: the schedule's learning rate times the variable's lr multiplier
+  std::string iterations;  // int64 scalar: the step counter before this step's increment
+};
+
+// The base of every optimizer: the built-in ones (SGD, Adam, AdamW, RMSprop) and user subclasses, which the trainer
+// takes as instances (train::CompileOptions::optimizer). A subclass names its slots and emits its update rule as
+// graph nodes; clipping, learning-rate schedules and multipliers, decoupled weight decay, slot state, checkpoints and
+// loss scaling come from this class and the trainer.
+//
+//   class SignSgd : public optim::Optimizer {
+//    public:
+//     SignSgd() : Optimizer("sign_sgd", {.learning_rate = optim::ConstantLR(0.01)}) {}
+//     std::vector<std::string> SlotNames() const override { return {}; }
+//     StatusOr<VariableUpdate> BuildUpdate(graph::Builder& b, const UpdateInputs& in) const override {
+//       std::string step = b.Emit1("Mul", {b.Emit1("Sign", {in.grad}), in.lr});
+//       return VariableUpdate{in.variable_name, b.Emit1("Sub", {in.value, step}), {}};
+//     }
+//   };
 class Optimizer {
  public:
+  // `name` identifies the optimizer in messages ("sgd", "adam", ... for the built-in ones). Without a learning rate
+  // in `config`, SGD's default is 0.01 and every other optimizer's 0.001 (Keras's).
   Optimizer(std::string name, OptimizerConfig config);
   virtual ~Optimizer() = default;
 
-  // "sgd", "adam", "adamw", "rmsprop".
   const std::string& name() const { return name_; }
   const OptimizerConfig& config() const { return config_; }
   const Schedule& learning_rate() const { return config_.learning_rate; }
@@ -104,11 +131,14 @@ class Optimizer {
   double weight_decay_for(const std::string& variable) const;
   // The learning-rate multiplier of a variable (config().lr_multipliers; 1 when no prefix matches).
   double lr_multiplier_for(const std::string& variable) const;
+  // Checks the config's ranges (clipping limits, momentum, betas, multipliers, weight decay): InvalidArgument naming
+  // the optimizer and the value. The trainer calls it on every optimizer it is given.
+  Status Validate() const;
 
   // Slot names of one variable ("momentum"; "m", "v"; ...); each slot has the variable's shape and starts at zero.
   virtual std::vector<std::string> SlotNames() const = 0;
 
-  // Appends clipping and one update op per variable to `g`. `lr` (float32 scalar) and `iterations` (int64 scalar)
+  // Appends clipping and one update per variable to `g`. `lr` (float32 scalar) and `iterations` (int64 scalar)
   // name graph values. `grad_norm`, when not null, receives the IR value of the global gradient norm (before
   // clipping) for logging.
   Status EmitUpdates(graph::Graph* g, const std::vector<VariableGrad>& vars, const std::string& lr,
@@ -116,11 +146,18 @@ class Optimizer {
                      std::string* grad_norm = nullptr) const;
 
  protected:
-  // Emits the update of one variable whose (possibly scaled) gradient is `grad` and whose clip scale is
-  // `grad_scale` ("" = none).
-  virtual VariableUpdate EmitOne(graph::Graph* g, const VariableGrad& v, const std::string& grad,
-                                 const std::string& grad_scale, const std::string& lr,
-                                 const std::string& iterations) const = 0;
+  // The update rule of a subclass: emits, with `b`, the new value of the variable and of every slot in SlotNames()
+  // (VariableUpdate::new_slots keyed by slot name); in.grad is already clipped and in.value already decayed. The
+  // default is Unimplemented: a subclass overrides this, or EmitOne.
+  virtual StatusOr<VariableUpdate> BuildUpdate(graph::Builder& b, const UpdateInputs& in) const;
+
+  // The lower-level hook the built-in optimizers override (one fused strata update op per variable): emits the update
+  // of one variable whose gradient is `grad` and whose clip scale is `grad_scale` ("" = none); weight decay is the
+  // override's job. The default applies the clip scale and the decoupled weight decay (value -= lr * wd * value,
+  // Keras's order), calls BuildUpdate and checks that it produced every slot.
+  virtual StatusOr<VariableUpdate> EmitOne(graph::Graph* g, const VariableGrad& v, const std::string& grad,
+                                           const std::string& grad_scale, const std::string& lr,
+                                           const std::string& iterations) const;
 
  private:
   std::string name_;

@@ -6,6 +6,10 @@
 //                                                   .metrics = {{"logits", {"accuracy"}}}});
 //   auto history = trainer->Fit(train_ds, {.epochs = 3, .validation_data = test_ds});
 //
+// Optimizers, metrics and losses are open: CompileOptions takes optimizer instances (user subclasses of
+// optim::Optimizer), metric instances (subclasses of nn::Metric) and custom losses (nn::Loss::Custom) beside the
+// built-in names; docs/training.md "Extending the trainer" has examples.
+//
 // State flows functionally: weights, optimizer slots, batch-norm moving statistics, the learning rate, the step
 // counter (`iterations`) and the dropout seed are graph inputs fed every step, and the updated values are graph
 // outputs that replace the host copies (see docs/training.md for the measured cost). The dropout seed of a step is
@@ -23,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -66,15 +71,54 @@ class Callback {
   virtual Status OnTestEnd(Trainer& t, const Logs& logs) { return Status::OK(); }
 };
 
+// An optimizer for CompileOptions: a Keras name ("sgd", "adam", "adamw", "rmsprop"; built from
+// CompileOptions::optimizer_config) or an instance, a built-in one (optim::SGD(config)) or a user subclass of
+// optim::Optimizer (whose own config is used; optimizer_config is then ignored). The trainer shares the instance.
+class OptimizerSpec {
+ public:
+  OptimizerSpec(const char* name) : name_(name) {}
+  OptimizerSpec(std::string name) : name_(std::move(name)) {}
+  template <typename T, typename = std::enable_if_t<std::is_base_of_v<optim::Optimizer, T>>>
+  OptimizerSpec(std::shared_ptr<T> instance) : instance_(std::move(instance)) {}
+  template <typename T, typename = std::enable_if_t<std::is_base_of_v<optim::Optimizer, T>>>
+  OptimizerSpec(std::unique_ptr<T> instance) : instance_(std::move(instance)) {}
+  // The name given, or the instance's name().
+  const std::string& name() const { return instance_ ? instance_->name() : name_; }
+  const std::shared_ptr<optim::Optimizer>& instance() const { return instance_; }
+
+ private:
+  std::string name_;
+  std::shared_ptr<optim::Optimizer> instance_;
+};
+
+// A metric for CompileOptions: a name (nn::MakeMetric's, resolved against the output's loss) or an instance of a
+// user subclass of nn::Metric. An instance belongs to one output of one trainer (its state is the running value).
+class MetricSpec {
+ public:
+  MetricSpec(const char* name) : name_(name) {}
+  MetricSpec(std::string name) : name_(std::move(name)) {}
+  template <typename T, typename = std::enable_if_t<std::is_base_of_v<nn::Metric, T>>>
+  MetricSpec(std::shared_ptr<T> instance) : instance_(std::move(instance)) {}
+  template <typename T, typename = std::enable_if_t<std::is_base_of_v<nn::Metric, T>>>
+  MetricSpec(std::unique_ptr<T> instance) : instance_(std::move(instance)) {}
+  const std::string& name() const { return instance_ ? instance_->name() : name_; }
+  const std::shared_ptr<nn::Metric>& instance() const { return instance_; }
+
+ private:
+  std::string name_;
+  std::shared_ptr<nn::Metric> instance_;
+};
+
 struct CompileOptions {
-  // Per model output: its loss (outputs without one are not trained against), its weight (default 1) and metrics.
+  // Per model output: its loss (outputs without one are not trained against; nn::Loss::Custom for a user loss), its
+  // weight (default 1) and metrics.
   std::map<std::string, nn::Loss> loss;
   std::map<std::string, double> loss_weights;
-  std::map<std::string, std::vector<std::string>> metrics;
+  std::map<std::string, std::vector<MetricSpec>> metrics;
   // Per model output: the dataset element key holding its labels (default "label").
   std::map<std::string, std::string> labels;
-  std::string optimizer = "adam";
-  optim::OptimizerConfig optimizer_config;
+  OptimizerSpec optimizer = "adam";
+  optim::OptimizerConfig optimizer_config;  // for an optimizer given by name
 };
 
 // Data-parallel training (docs/training.md "Multi-worker training"): what a Trainer needs from the collective layer
@@ -195,25 +239,25 @@ class Trainer {
   // One training step on one batch; returns this batch's loss and the running metrics.
   StatusOr<Logs> TrainOnBatch(const data::Element& batch, const std::map<std::string, std::string>& input_keys = {});
 
-  nn::Model& model() { return *model_; }
-  const optim::Optimizer& optimizer() const { return *optimizer_; }
-  int64_t iterations() const { return state_.iterations; }
-  const std::string& run_id() const { return state_.run_id; }
+  nn::Model& model();
+  const optim::Optimizer& optimizer() const;
+  int64_t iterations() const;
+  const std::string& run_id() const;
   // Dynamic loss scaling (LossScaleOptions): whether it is on, the current scale (1 when off), and the steps skipped
   // so far by this trainer for non-finite gradients.
   bool loss_scaling() const;
   double loss_scale() const;
-  int64_t skipped_steps() const { return skipped_steps_; }
+  int64_t skipped_steps() const;
   // The learning rate of the next step: the schedule at `iterations`, or the override.
   double learning_rate() const;
   // Overrides the schedule with a constant from now on (ReduceLROnPlateau, LearningRateScheduler).
   void SetLearningRate(double lr);
-  void StopTraining() { stop_training_ = true; }
+  void StopTraining();
   // Asks Fit (from OnTrainBegin) to start at this position instead of FitOptions' initial_epoch/initial_batch.
-  void ResumeAt(int epoch, int64_t batch) { resume_ = {epoch, batch}; }
-  bool stop_training() const { return stop_training_; }
-  int epochs() const { return fit_epochs_; }
-  int64_t steps_per_epoch() const { return fit_steps_; }
+  void ResumeAt(int epoch, int64_t batch);
+  bool stop_training() const;
+  int epochs() const;
+  int64_t steps_per_epoch() const;
 
   // Copies of the training state (weights from the model), and restoring one (names/shapes/dtypes checked). A
   // restored state's run id becomes this trainer's (it continues that run); one without (written before run ids)
@@ -233,25 +277,11 @@ class Trainer {
   // theirs (Keras rebuilds the optimizer state on recompile likewise).
   int trainable_recompiles() const;
 
-  struct Impl;
+  struct Impl;  // src/train/trainer_impl.h
 
  private:
-  Trainer() = default;
-  Status EnsureTrainSession(const data::Element& batch, const std::map<std::string, std::string>& keys);
-  // Recompiles the training plan when the set of trainable weights changed since it was compiled.
-  Status SyncTrainable();
-  Status EnsureEvalSession(const data::Element& batch, const std::map<std::string, std::string>& keys, bool with_loss);
-  // Multi-worker step: averages the gradient graph's results across workers and runs the update graph on them.
-  Status ApplyAveragedGradients(std::vector<Tensor>& results);
-  nn::Model* model_ = nullptr;
-  std::unique_ptr<optim::Optimizer> optimizer_;
-  std::unique_ptr<Impl> impl_;  // the sessions: declared before state_, whose tensors they allocated
-  TrainingState state_;
-  bool stop_training_ = false;
-  std::optional<std::pair<int, int64_t>> resume_;
-  int fit_epochs_ = 0;
-  int64_t fit_steps_ = -1;
-  int64_t skipped_steps_ = 0;
+  Trainer();
+  std::unique_ptr<Impl> impl_;
 };
 
 // ---- checkpoints (docs/training.md "Checkpoints") ----
@@ -344,13 +374,30 @@ class CheckpointManager {
 // ---- export (a serving signature for strata serve / TF-Serving clients) ----
 
 struct ExportOptions {
-  // The serving input: the model's input renamed (dtype float32, shape [None, H, W, C]).
+  // The serving signature:
+  //   kClassifier  the model's one float32 input, renamed `input_name` and scaled by `input_scale`; every model
+  //                output under its own name, plus "probabilities" = softmax(logits_output) (add_probabilities).
+  //   kGeneral     any number of inputs (any dtype) and outputs, chosen, ordered and renamed by the fields below;
+  //                e.g. a two-tower model {"query", "document"} -> {"score", "embedding"}.
+  enum class Signature { kClassifier, kGeneral };
+  Signature signature = Signature::kClassifier;
+  // ---- kClassifier ----
   std::string input_name = "input_image";
   // Baked-in input scaling: the graph multiplies the input by this (e.g. 1/255 for raw pixels). 1 = none.
   float input_scale = 1.0f;
-  // The model output holding class scores; exported as "logits", plus "probabilities" = softmax(logits).
   std::string logits_output = "logits";
   bool add_probabilities = true;
+  // ---- kGeneral ----
+  // Model input -> serving name (unlisted inputs keep theirs); model input -> baked-in scale (float32 inputs).
+  std::map<std::string, std::string> input_names;
+  std::map<std::string, float> input_scales;
+  // The model outputs served, in this order (empty: every output in the model's order); model output -> serving
+  // name; model output -> the serving name of an extra output holding its softmax over the last axis (served after
+  // the outputs).
+  std::vector<std::string> outputs;
+  std::map<std::string, std::string> output_names;
+  std::map<std::string, std::string> softmax_outputs;
+  // ---- both ----
   std::vector<std::string> labels;               // assets/labels.json (a JSON array, index = class) when given
   std::map<std::string, std::string> metadata;   // extra ONNX metadata_props
 };
@@ -358,17 +405,23 @@ struct ExportOptions {
 // Writes <base_dir>/<name>/<version>/model.onnx (checked by onnx's checker before it is written; written to a
 // temporary file and renamed), assets/labels.json, and model_config.json (the model's nn::Model::GetConfig, for
 // rebuilding it with nn::ModelFromConfig; left out for a model with a layer that cannot describe itself); returns the
-// model.onnx path.
+// model.onnx path. The signature is recorded in the "strata.signature" metadata (JSON: inputs with their model input
+// and scale, outputs in order). Names that are not the model's, serving names given twice or shadowing a graph value
+// are InvalidArgument naming them.
 StatusOr<std::string> ExportModel(const nn::Model& model, const std::string& base_dir, const std::string& name,
                                   int64_t version, const ExportOptions& options = {});
 // The serving graph ExportModel writes, without writing it.
 StatusOr<graph::Model> ServingModel(const nn::Model& model, const ExportOptions& options = {});
 
 // ---- callbacks (src/train/callbacks/, one per file) ----
+//
+// Every factory returns StatusOr<std::shared_ptr<Callback>>: options are checked when the callback is made (an
+// error names the option), and FitOptions::callbacks takes the value: `fo.callbacks.push_back(*EarlyStopping(o))`
+// after checking ok(), or STRATA_ASSIGN_OR_RETURN. A user callback is any subclass of Callback.
 
 // Keras ProgbarLogger (tf.keras format): "Epoch 1/3", then a redrawn "  12/938 [>....] - ETA: 9s - loss: ..."
 // line (at most every 0.05 s) and the final "938/938 [=====] - 7s 7ms/step - loss: ... - examples/s: 8531".
-std::shared_ptr<Callback> ProgressBar(int verbose = 1, std::FILE* out = stdout);
+StatusOr<std::shared_ptr<Callback>> ProgressBar(int verbose = 1, std::FILE* out = stdout);
 
 struct EarlyStoppingOptions {
   std::string monitor = "val_loss";
@@ -384,7 +437,7 @@ struct EarlyStoppingOptions {
   double max_rss_growth_percent = 0;
   int rss_growth_epochs = 3;
 };
-std::shared_ptr<Callback> EarlyStopping(EarlyStoppingOptions options = {});
+StatusOr<std::shared_ptr<Callback>> EarlyStopping(EarlyStoppingOptions options = {});
 
 struct ReduceLROnPlateauOptions {
   std::string monitor = "val_loss";
@@ -401,18 +454,20 @@ StatusOr<std::shared_ptr<Callback>> ReduceLROnPlateau(ReduceLROnPlateauOptions o
 // Keras TerminateOnNaN: a NaN or infinite loss at the end of a training step stops training there, with
 // FAILED_PRECONDITION naming the step (global and within its epoch) and the loss, so that no checkpoint of the
 // broken weights is written after it. `strata train` adds it unless --terminate_on_nan=false.
-std::shared_ptr<Callback> TerminateOnNaN();
+StatusOr<std::shared_ptr<Callback>> TerminateOnNaN();
 
 // Keras CSVLogger: header "epoch" + sorted keys of the first epoch, 0-based epochs, NA for missing, \r\n.
-std::shared_ptr<Callback> CSVLogger(std::string filename, char separator = ',', bool append = false);
+StatusOr<std::shared_ptr<Callback>> CSVLogger(std::string filename, char separator = ',', bool append = false);
 
 // At each epoch begin: lr = schedule(epoch, current lr); logs learning_rate at epoch end.
-std::shared_ptr<Callback> LearningRateScheduler(std::function<double(int epoch, double lr)> schedule, int verbose = 0);
+StatusOr<std::shared_ptr<Callback>> LearningRateScheduler(std::function<double(int epoch, double lr)> schedule,
+                                                          int verbose = 0);
 
 // BackupAndRestore: saves the training state to backup_dir every `save_freq` batches (0 = at each epoch end); on
 // train begin, restores the newest backup and resumes at its (epoch, batch) — mid-epoch, bitwise-identical to an
 // uninterrupted run; on a normal train end removes the backups when delete_checkpoint.
-std::shared_ptr<Callback> BackupAndRestore(std::string backup_dir, int64_t save_freq = 0, bool delete_checkpoint = true);
+StatusOr<std::shared_ptr<Callback>> BackupAndRestore(std::string backup_dir, int64_t save_freq = 0,
+                                                     bool delete_checkpoint = true);
 
 // Keras TensorBoard (specs/tf-formats.md §5.3): event files in <log_dir>/train and <log_dir>/validation (two runs).
 // Per epoch (step = epoch): epoch_<key> in train, epoch_<key without val_> in validation, epoch_learning_rate in
@@ -448,26 +503,5 @@ struct ModelCheckpointOptions {
   // Every checkpoint also carries the trainer's model's config (model_config.json) when the model can describe itself.
 };
 StatusOr<std::shared_ptr<Callback>> ModelCheckpoint(ModelCheckpointOptions options);
-// Python str.format of a ModelCheckpoint template: {key} and {key:spec} with spec [[fill]align][sign][0][width]
-// [.precision][type] for types d, f, e, g, % and none; {{ and }} are braces. Integers in `ints` (epoch, batch),
-// doubles in `values`.
-StatusOr<std::string> FormatCheckpointPath(const std::string& pattern, const std::map<std::string, int64_t>& ints,
-                                           const Logs& values);
-
-// Shared by the callbacks: the Keras improvement rule (specs/tf-formats.md §5.2).
-struct Monitor {
-  bool higher_is_better = false;
-  double min_delta = 0;
-  bool Improved(double current, double best) const {
-    return higher_is_better ? current > best + min_delta : current < best - min_delta;
-  }
-};
-// mode "min"/"max"/"auto"; `rule` is "early_stopping" (auto: ends with acc/accuracy/auc -> max), "contains_acc"
-// (auto: "acc" anywhere -> max; ReduceLROnPlateau) or "model_checkpoint" (also max when it starts with fmeasure).
-StatusOr<Monitor> MakeMonitor(const std::string& monitor, const std::string& mode, double min_delta,
-                              const std::string& rule);
-
-// Peak resident set size of this process in bytes (getrusage), for the memory watchdog.
-int64_t PeakRssBytes();
 
 }  // namespace strata::train

@@ -452,11 +452,15 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
   if (two_phase) fo.callbacks.push_back(std::make_shared<FineTunePhases>(model.get(), head, head_epochs, fine_at, fine_lr));
   if (f.enable_xla) LogInfo("--enable_xla: strata compiles every training step into one optimised plan anyway");
   // Before the checkpoint callback: a NaN step stops training before its broken weights are saved.
-  if (f.terminate_on_nan) fo.callbacks.push_back(train::TerminateOnNaN());
+  if (f.terminate_on_nan) {
+    STRATA_ASSIGN_OR_RETURN(auto nan_guard, train::TerminateOnNaN());
+    fo.callbacks.push_back(std::move(nan_guard));
+  }
   if (manager) fo.callbacks.push_back(std::make_shared<SaveCheckpoints>(manager.get(), f));
   if (!f.log_dir.empty() && chief) {
     STRATA_RETURN_IF_ERROR(MakeDirs(f.log_dir));
-    fo.callbacks.push_back(train::CSVLogger(JoinPath(f.log_dir, "training.csv"), ',', f.resume));
+    STRATA_ASSIGN_OR_RETURN(auto csv, train::CSVLogger(JoinPath(f.log_dir, "training.csv"), ',', f.resume));
+    fo.callbacks.push_back(std::move(csv));
     train::TensorBoardOptions tbo;
     tbo.log_dir = f.log_dir;
     tbo.histogram_freq = f.histogram_freq;

@@ -1,4 +1,5 @@
 #include "core/file_util.h"
+#include "strata/util.h"  // Glob is public: its declaration there must agree with file_util.h's
 
 #include <fcntl.h>
 #include <glob.h>

@@ -24,12 +24,42 @@ std::string Loss::name() const {
     case Kind::kMeanSquaredError: return "mean_squared_error";
     case Kind::kMeanAbsoluteError: return "mean_absolute_error";
     case Kind::kHuber: return "huber";
+    case Kind::kCustom: return custom_name.empty() ? "custom_loss" : custom_name;
   }
   return "loss";
 }
 
-std::string Loss::Emit(graph::Graph* g, const std::string& y_pred, const std::string& y_true,
-                       const std::string& prefix) const {
+namespace {
+
+// A custom loss's nodes under `prefix`, its result checked and renamed `prefix` (an Identity).
+StatusOr<std::string> EmitCustom(const Loss& loss, graph::Graph* g, const std::string& y_pred,
+                                 const std::string& y_true, const std::string& prefix) {
+  if (!loss.custom) return InvalidArgumentError("custom loss '", loss.name(), "' has no function");
+  graph::Builder b(g, prefix);
+  const size_t nodes_before = g->nodes.size();
+  StatusOr<std::string> value = loss.custom(b, y_pred, y_true);
+  if (!value.ok()) return Status(value.status()).WithContext(StrCat("custom loss '", loss.name(), "'"));
+  bool produced = false;
+  for (size_t i = nodes_before; i < g->nodes.size() && !produced; ++i)
+    for (const std::string& out : g->nodes[i].outputs) produced |= out == *value;
+  if (!produced)
+    return InvalidArgumentError("custom loss '", loss.name(), "' returned '", *value,
+                                "', which is not an output of a node it emitted (return the loss value's name)");
+  graph::Node id;
+  id.name = prefix;
+  id.op_type = "Identity";
+  id.opset = kOnnxOpset;
+  id.inputs = {*value};
+  id.outputs = {prefix};
+  g->nodes.push_back(std::move(id));
+  return prefix;
+}
+
+}  // namespace
+
+StatusOr<std::string> Loss::Emit(graph::Graph* g, const std::string& y_pred, const std::string& y_true,
+                                 const std::string& prefix) const {
+  if (kind == Kind::kCustom) return EmitCustom(*this, g, y_pred, y_true, prefix);
   auto node = [&](std::string op, std::string domain, std::vector<std::string> ins, std::string out) {
     graph::Node n;
     n.name = out;
@@ -58,6 +88,7 @@ std::string Loss::Emit(graph::Graph* g, const std::string& y_pred, const std::st
       n = node("SigmoidCrossEntropyWithLogits", "strata", {y_pred, labels}, prefix);
       n->attrs["from_logits"] = internal::AInt(from_logits ? 1 : 0);
       break;
+    case Kind::kCustom:  // handled above
     case Kind::kMeanSquaredError:
     case Kind::kMeanAbsoluteError:
     case Kind::kHuber:

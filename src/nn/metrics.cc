@@ -150,6 +150,10 @@ StatusOr<std::unique_ptr<Metric>> MakeMetric(std::string_view name, const Loss& 
   const bool sparse = loss.kind == Loss::Kind::kSparseCategoricalCrossentropy;
   const bool binary_logits = loss.kind == Loss::Kind::kBinaryCrossentropy && loss.from_logits;
   if (n == "accuracy" || n == "acc") {
+    if (loss.kind == Loss::Kind::kCustom)
+      return InvalidArgumentError("metric '", n, "' is chosen by the loss, and custom loss '", loss.name(),
+                                  "' does not say which: name sparse_categorical_accuracy, categorical_accuracy or "
+                                  "binary_accuracy");
     if (loss.kind == Loss::Kind::kBinaryCrossentropy)
       return std::unique_ptr<Metric>(new BinaryMetric(n, BinaryMetric::Kind::kAccuracy, binary_logits));
     return std::unique_ptr<Metric>(new ClassMetric(n, sparse, 1));

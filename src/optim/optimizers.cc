@@ -34,8 +34,8 @@ class SgdOptimizer final : public Optimizer {
   std::vector<std::string> SlotNames() const override {
     return config().momentum > 0 ? std::vector<std::string>{"momentum"} : std::vector<std::string>{};
   }
-  VariableUpdate EmitOne(graph::Graph* g, const VariableGrad& v, const std::string& grad, const std::string& scale,
-                         const std::string& lr, const std::string&) const override {
+  StatusOr<VariableUpdate> EmitOne(graph::Graph* g, const VariableGrad& v, const std::string& grad,
+                                   const std::string& scale, const std::string& lr, const std::string&) const override {
     const bool mom = config().momentum > 0;
     graph::Node& n = AddNode(g, "SGDUpdate", "strata", StrCat("optimizer/", v.variable, "/SGDUpdate"),
                              {v.variable, grad, lr, mom ? Slot(v, "momentum") : "", scale}, mom ? 2 : 1);
@@ -56,8 +56,9 @@ class AdamOptimizer final : public Optimizer {
     if (config().amsgrad) return {"m", "v", "vhat"};
     return {"m", "v"};
   }
-  VariableUpdate EmitOne(graph::Graph* g, const VariableGrad& v, const std::string& grad, const std::string& scale,
-                         const std::string& lr, const std::string& iterations) const override {
+  StatusOr<VariableUpdate> EmitOne(graph::Graph* g, const VariableGrad& v, const std::string& grad,
+                                   const std::string& scale, const std::string& lr,
+                                   const std::string& iterations) const override {
     const bool ams = config().amsgrad;
     std::vector<std::string> ins{v.variable, grad, Slot(v, "m"), Slot(v, "v"), lr, iterations, scale};
     if (ams) ins.push_back(Slot(v, "vhat"));
@@ -84,8 +85,8 @@ class RmspropOptimizer final : public Optimizer {
     if (config().centered) s.push_back("average_gradient");
     return s;
   }
-  VariableUpdate EmitOne(graph::Graph* g, const VariableGrad& v, const std::string& grad, const std::string& scale,
-                         const std::string& lr, const std::string&) const override {
+  StatusOr<VariableUpdate> EmitOne(graph::Graph* g, const VariableGrad& v, const std::string& grad,
+                                   const std::string& scale, const std::string& lr, const std::string&) const override {
     const bool mom = config().momentum > 0, cen = config().centered;
     graph::Node& n = AddNode(g, "RMSpropUpdate", "strata", StrCat("optimizer/", v.variable, "/RMSpropUpdate"),
                              {v.variable, grad, Slot(v, "velocity"), lr, mom ? Slot(v, "momentum") : "",
@@ -206,7 +207,10 @@ Status Optimizer::EmitUpdates(graph::Graph* g, const std::vector<VariableGrad>& 
       }
       var_lr = it->second;
     }
-    updates->push_back(EmitOne(g, vars[i], grads[i], scale[i], var_lr, iterations));
+    StatusOr<VariableUpdate> u = EmitOne(g, vars[i], grads[i], scale[i], var_lr, iterations);
+    if (!u.ok())
+      return Status(u.status()).WithContext(StrCat("optimizer '", name_, "', variable '", vars[i].variable, "'"));
+    updates->push_back(std::move(*u));
   }
   return Status::OK();
 }
@@ -218,6 +222,36 @@ std::unique_ptr<Optimizer> AdamW(OptimizerConfig config) {
 }
 std::unique_ptr<Optimizer> RMSprop(OptimizerConfig config) {
   return std::make_unique<RmspropOptimizer>("rmsprop", std::move(config));
+}
+
+Status Optimizer::Validate() const { return CheckConfig(name_, config_); }
+
+StatusOr<VariableUpdate> Optimizer::BuildUpdate(graph::Builder&, const UpdateInputs& in) const {
+  return UnimplementedError("optimizer '", name_, "' defines no update rule: override BuildUpdate (or EmitOne)");
+}
+
+StatusOr<VariableUpdate> Optimizer::EmitOne(graph::Graph* g, const VariableGrad& v, const std::string& grad,
+                                            const std::string& grad_scale, const std::string& lr,
+                                            const std::string& iterations) const {
+  graph::Builder b(g, StrCat("optimizer/", v.variable, "/update"));
+  UpdateInputs in{v.variable, v.variable, grad, v.slots, lr, iterations};
+  if (!grad_scale.empty()) in.grad = b.Emit1("Mul", {grad, grad_scale});
+  if (const double wd = weight_decay_for(v.variable); wd > 0) {
+    const std::string decay = b.Emit1("Mul", {b.Emit1("Mul", {v.variable, lr}), b.Scalar(static_cast<float>(wd))});
+    in.value = b.Emit1("Sub", {v.variable, decay});
+  }
+  STRATA_ASSIGN_OR_RETURN(VariableUpdate u, BuildUpdate(b, in));
+  u.variable = v.variable;
+  if (u.new_value.empty()) return InvalidArgumentError("the update rule gave no new value for the variable");
+  std::vector<std::string> missing, unexpected;
+  for (const std::string& slot : SlotNames())
+    if (!u.new_slots.count(slot) || u.new_slots.at(slot).empty()) missing.push_back(slot);
+  for (const auto& [slot, value] : u.new_slots)
+    if (!v.slots.count(slot)) unexpected.push_back(slot);
+  if (!missing.empty() || !unexpected.empty())
+    return InvalidArgumentError("the update rule must give a new value for every slot of SlotNames() ",
+                                SlotNames(), "; missing ", missing, ", not slots ", unexpected);
+  return u;
 }
 
 StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(std::string_view name, OptimizerConfig config) {

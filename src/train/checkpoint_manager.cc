@@ -10,6 +10,7 @@
 
 #include "core/file_util.h"
 #include "core/logging.h"
+#include "train/callback_util.h"
 #include "train/checkpoint_util.h"
 
 namespace strata::train {

@@ -45,24 +45,27 @@ StatusOr<History> Trainer::Fit(const data::Dataset& train, FitOptions options) {
     return InvalidArgumentError("fit: need 0 <= initial_epoch (", options.initial_epoch, ") <= epochs (",
                                 options.epochs, ") and epochs >= 1");
   if (options.validation_freq < 1) return InvalidArgumentError("fit: validation_freq must be >= 1");
-  fit_epochs_ = options.epochs;
-  fit_steps_ = options.steps_per_epoch;
-  stop_training_ = false;
+  impl_->fit_epochs = options.epochs;
+  impl_->fit_steps = options.steps_per_epoch;
+  impl_->stop_training = false;
   std::vector<std::shared_ptr<Callback>> cbs;
-  if (options.verbose > 0) cbs.push_back(ProgressBar(options.verbose));
+  if (options.verbose > 0) {
+    STRATA_ASSIGN_OR_RETURN(std::shared_ptr<Callback> bar, ProgressBar(options.verbose));
+    cbs.push_back(std::move(bar));
+  }
   for (auto& cb : options.callbacks) cbs.push_back(cb);
   History history;
   Logs epoch_logs;
-  resume_.reset();
+  impl_->resume.reset();
   STRATA_RETURN_IF_ERROR(Each(cbs, [&](Callback& c) { return c.OnTrainBegin(*this); }));
-  if (resume_) {  // a callback restored a state (BackupAndRestore)
-    options.initial_epoch = std::min(resume_->first, options.epochs);
-    options.initial_batch = resume_->second;
-    resume_.reset();
+  if (impl_->resume) {  // a callback restored a state (BackupAndRestore)
+    options.initial_epoch = std::min(impl_->resume->first, options.epochs);
+    options.initial_batch = impl_->resume->second;
+    impl_->resume.reset();
   }
   for (int epoch = options.initial_epoch; epoch < options.epochs; ++epoch) {
     impl_->ResetMetrics();
-    state_.epoch = epoch;
+    impl_->state.epoch = epoch;
     STRATA_RETURN_IF_ERROR(Each(cbs, [&](Callback& c) { return c.OnEpochBegin(*this, epoch); }));
     data::IteratorOptions io;
     io.epoch = epoch;
@@ -72,7 +75,7 @@ StatusOr<History> Trainer::Fit(const data::Dataset& train, FitOptions options) {
     if (epoch == options.initial_epoch && options.initial_batch > 0) {
       STRATA_ASSIGN_OR_RETURN(batch, (*it)->Skip(options.initial_batch));
     }
-    state_.batch = batch;
+    impl_->state.batch = batch;
     Logs logs;
     while (options.steps_per_epoch < 0 || batch < options.steps_per_epoch) {
       data::Element element;
@@ -81,29 +84,29 @@ StatusOr<History> Trainer::Fit(const data::Dataset& train, FitOptions options) {
       if (!*more) break;
       STRATA_RETURN_IF_ERROR(Each(cbs, [&](Callback& c) { return c.OnTrainBatchBegin(*this, batch); }));
       STRATA_ASSIGN_OR_RETURN(logs, TrainOnBatch(element, options.input_keys));
-      state_.batch = ++batch;
+      impl_->state.batch = ++batch;
       STRATA_RETURN_IF_ERROR(Each(cbs, [&](Callback& c) { return c.OnTrainBatchEnd(*this, batch - 1, logs); }));
-      if (stop_training_) break;
+      if (impl_->stop_training) break;
     }
     if (batch == 0) return OutOfRangeError("fit: the training dataset produced no batch in epoch ", epoch);
-    STRATA_RETURN_IF_ERROR(model_->SetWeights(state_.weights));
+    STRATA_RETURN_IF_ERROR(impl_->model->SetWeights(impl_->state.weights));
     epoch_logs = logs;
     if (options.validation_data && (epoch + 1) % options.validation_freq == 0) {
       STRATA_ASSIGN_OR_RETURN(Logs val, Evaluate(*options.validation_data, 0, -1, options.input_keys));
       for (const auto& [k, v] : val.items()) epoch_logs.Set("val_" + k, v);
     }
     // The next epoch starts at batch 0 (what a checkpoint written now resumes from).
-    state_.epoch = epoch + 1;
-    state_.batch = 0;
-    state_.history.emplace_back(epoch, epoch_logs);  // checkpoints written at this epoch end include it
+    impl_->state.epoch = epoch + 1;
+    impl_->state.batch = 0;
+    impl_->state.history.emplace_back(epoch, epoch_logs);  // checkpoints written at this epoch end include it
     STRATA_RETURN_IF_ERROR(Each(cbs, [&](Callback& c) { return c.OnEpochEnd(*this, epoch, epoch_logs); }));
-    state_.history.back().second = epoch_logs;  // with what the callbacks added (learning_rate)
+    impl_->state.history.back().second = epoch_logs;  // with what the callbacks added (learning_rate)
     history.epoch.push_back(epoch);
     for (const auto& [k, v] : epoch_logs.items()) history.history[k].push_back(v);
-    if (stop_training_) break;
+    if (impl_->stop_training) break;
   }
   STRATA_RETURN_IF_ERROR(Each(cbs, [&](Callback& c) { return c.OnTrainEnd(*this, epoch_logs); }));
-  STRATA_RETURN_IF_ERROR(model_->SetWeights(state_.weights));
+  STRATA_RETURN_IF_ERROR(impl_->model->SetWeights(impl_->state.weights));
   return history;
 }
 
@@ -118,8 +121,8 @@ StatusOr<Logs> Trainer::Evaluate(const data::Dataset& dataset, int verbose, int6
     data::Element element;
     STRATA_ASSIGN_OR_RETURN(bool more, (*it)->GetNext(&element));
     if (!more) break;
-    STRATA_RETURN_IF_ERROR(EnsureEvalSession(element, keys, true));
-    auto out = RunInference(*this, *impl_, impl_->eval, *model_, state_, element, keys, true);
+    STRATA_RETURN_IF_ERROR(impl_->EnsureEvalSession(element, keys, true));
+    auto out = RunInference(*this, *impl_, impl_->eval, *impl_->model, impl_->state, element, keys, true);
     if (!out.ok()) return Status(out.status()).WithContext(StrCat("evaluate, batch ", batch));
   }
   if (batch == 0) return OutOfRangeError("evaluate: the dataset produced no batch");

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <set>
 
 #include "core/logging.h"
 #include "core/parallel.h"
@@ -13,7 +14,19 @@
 
 namespace strata::train {
 
+Trainer::Trainer() : impl_(std::make_unique<Impl>()) {}
 Trainer::~Trainer() = default;
+
+nn::Model& Trainer::model() { return *impl_->model; }
+const optim::Optimizer& Trainer::optimizer() const { return *impl_->optimizer; }
+int64_t Trainer::iterations() const { return impl_->state.iterations; }
+const std::string& Trainer::run_id() const { return impl_->state.run_id; }
+int64_t Trainer::skipped_steps() const { return impl_->skipped_steps; }
+void Trainer::StopTraining() { impl_->stop_training = true; }
+void Trainer::ResumeAt(int epoch, int64_t batch) { impl_->resume = std::make_pair(epoch, batch); }
+bool Trainer::stop_training() const { return impl_->stop_training; }
+int Trainer::epochs() const { return impl_->fit_epochs; }
+int64_t Trainer::steps_per_epoch() const { return impl_->fit_steps; }
 
 std::string NewRunId() {
   // Not reproducible on purpose: two runs started with the same flags (and seed) are still two runs.
@@ -82,13 +95,22 @@ Status CheckLossScale(const LossScaleOptions& o) {
   return Status::OK();
 }
 
+// A metric instance holds the running value of one output: the same instance twice would mix two outputs.
+Status AdoptMetric(const std::shared_ptr<nn::Metric>& m, const std::string& output, std::set<const nn::Metric*>* seen) {
+  if (!seen->insert(m.get()).second)
+    return InvalidArgumentError("compile: metric instance '", m->name(), "' is given twice (output '", output,
+                                "'); an instance keeps one running value, so give each output its own");
+  if (m->name().empty()) return InvalidArgumentError("compile: a metric instance of output '", output, "' has no name");
+  return Status::OK();
+}
+
 }  // namespace
 
-bool Trainer::loss_scaling() const { return state_.slots.count(kLossScaleSlot) > 0; }
+bool Trainer::loss_scaling() const { return impl_->loss_scaling(); }
 
 double Trainer::loss_scale() const {
-  auto it = state_.slots.find(kLossScaleSlot);
-  return it == state_.slots.end() ? 1.0 : it->second.data<float>()[0];
+  auto it = impl_->state.slots.find(kLossScaleSlot);
+  return it == impl_->state.slots.end() ? 1.0 : it->second.data<float>()[0];
 }
 
 StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOptions compile, TrainerOptions options) {
@@ -98,13 +120,18 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOpti
   if (options.intra_op_threads > 0) SetIntraOpThreads(options.intra_op_threads);
   STRATA_RETURN_IF_ERROR(model->Build(options.seed));
   std::unique_ptr<Trainer> t(new Trainer());
-  t->model_ = model;
-  t->impl_ = std::make_unique<Impl>();
+  t->impl_->model = model;
   t->impl_->options = options;
-  t->state_.seed = options.seed;
-  t->state_.dataset_hash = options.dataset_hash;
-  t->state_.run_id = options.run_id.empty() ? NewRunId() : options.run_id;
-  STRATA_ASSIGN_OR_RETURN(t->optimizer_, optim::MakeOptimizer(compile.optimizer, compile.optimizer_config));
+  t->impl_->state.seed = options.seed;
+  t->impl_->state.dataset_hash = options.dataset_hash;
+  t->impl_->state.run_id = options.run_id.empty() ? NewRunId() : options.run_id;
+  if (compile.optimizer.instance()) {
+    t->impl_->optimizer = compile.optimizer.instance();
+    STRATA_RETURN_IF_ERROR(t->impl_->optimizer->Validate());
+  } else {
+    STRATA_ASSIGN_OR_RETURN(t->impl_->optimizer,
+                            optim::MakeOptimizer(compile.optimizer.name(), compile.optimizer_config));
+  }
   const auto& names = model->output_names();
   auto known = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
   // A single-output model may key its loss and metrics by "" (Keras compile(loss=...) on one output).
@@ -125,16 +152,23 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOpti
   for (const auto& [k, v] : compile.metrics)
     if (!known(k)) return InvalidArgumentError("compile: metrics for unknown output '", k, "'; outputs are ", names);
   if (compile.loss.empty()) return InvalidArgumentError("compile: no loss given for any of the outputs ", names);
+  std::set<const nn::Metric*> adopted;
   for (const std::string& n : names) {
     OutputSpec o;
     o.name = n;
     if (compile.loss.count(n)) o.loss = compile.loss.at(n);
     if (compile.loss_weights.count(n)) o.weight = compile.loss_weights.at(n);
     if (compile.labels.count(n)) o.label_key = compile.labels.at(n);
-    for (const std::string& mname : compile.metrics.count(n) ? compile.metrics.at(n) : std::vector<std::string>{}) {
+    for (const MetricSpec& spec : compile.metrics.count(n) ? compile.metrics.at(n) : std::vector<MetricSpec>{}) {
+      if (spec.instance()) {
+        STRATA_RETURN_IF_ERROR(AdoptMetric(spec.instance(), n, &adopted));
+        o.metrics.push_back(spec.instance());
+        continue;
+      }
       const nn::Loss loss = o.loss ? *o.loss : nn::Loss{};
-      STRATA_ASSIGN_OR_RETURN(auto metric, nn::MakeMetric(mname, loss));
-      o.metrics.push_back(std::move(metric));
+      auto metric = nn::MakeMetric(spec.name(), loss);
+      if (!metric.ok()) return Status(metric.status()).WithContext(StrCat("compile: metrics of output '", n, "'"));
+      o.metrics.push_back(std::move(*metric));
     }
     if (!o.metrics.empty() && !o.loss)
       return InvalidArgumentError("compile: output '", n, "' has metrics but no loss (its labels are unknown)");
@@ -143,19 +177,19 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOpti
   }
   t->impl_->compile = std::move(compile);
   // Weights and zeroed slots.
-  t->state_.weights = model->weights();
+  t->impl_->state.weights = model->weights();
   if (t->impl_->distributed()) {  // every worker starts from rank 0's weights
     std::vector<Tensor*> all;
-    for (auto& [name, w] : t->state_.weights) all.push_back(&w);
+    for (auto& [name, w] : t->impl_->state.weights) all.push_back(&w);
     STRATA_RETURN_IF_ERROR(t->impl_->options.collective->Broadcast(all, 0, "the initial weights"));
-    STRATA_RETURN_IF_ERROR(model->SetWeights(t->state_.weights));
+    STRATA_RETURN_IF_ERROR(model->SetWeights(t->impl_->state.weights));
   }
   for (const nn::WeightSpec& w : model->weight_specs()) {
     if (!w.trainable) continue;
     t->impl_->trained.push_back(w.name);
-    for (const std::string& slot : t->optimizer_->SlotNames()) {
+    for (const std::string& slot : t->impl_->optimizer->SlotNames()) {
       const std::string key = StrCat("optimizer/", w.name, "/", slot);
-      t->state_.slots[key] = Tensor::Zeros(w.dtype, w.shape);
+      t->impl_->state.slots[key] = Tensor::Zeros(w.dtype, w.shape);
       t->impl_->slot_keys.push_back(key);
     }
   }
@@ -163,59 +197,61 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(nn::Model* model, CompileOpti
     if (t->impl_->distributed())
       return UnimplementedError("loss scaling (mixed_float16, or --loss_scale dynamic) with multi-worker training is "
                                 "not built yet: use --mixed_precision bf16 (no loss scaling) or --loss_scale off");
-    t->state_.slots[kLossScaleSlot] = Tensor::Scalar<float>(static_cast<float>(options.loss_scale.initial_scale));
-    t->state_.slots[kLossScaleCounterSlot] = Tensor::Scalar<int64_t>(0);
+    t->impl_->state.slots[kLossScaleSlot] = Tensor::Scalar<float>(static_cast<float>(options.loss_scale.initial_scale));
+    t->impl_->state.slots[kLossScaleCounterSlot] = Tensor::Scalar<int64_t>(0);
   }
   return t;
 }
 
 int Trainer::trainable_recompiles() const { return impl_->recompiles; }
 
-Status Trainer::SyncTrainable() {
+Status Trainer::Impl::SyncTrainable() {
   std::vector<std::string> now;
   int64_t params = 0;
-  for (const nn::WeightSpec& w : model_->weight_specs())
+  for (const nn::WeightSpec& w : model->weight_specs())
     if (w.trainable) now.push_back(w.name), params += w.shape.NumElements();
-  if (now == impl_->trained) return Status::OK();
-  const size_t before = impl_->trained.size();
+  if (now == trained) return Status::OK();
+  const size_t before = trained.size();
   // Slots: kept for weights that stay trainable, zeros for newly trainable ones, dropped for frozen ones.
   std::map<std::string, Tensor> slots;
   std::vector<std::string> keys;
-  for (const nn::WeightSpec& w : model_->weight_specs()) {
+  for (const nn::WeightSpec& w : model->weight_specs()) {
     if (!w.trainable) continue;
-    for (const std::string& slot : optimizer_->SlotNames()) {
+    for (const std::string& slot : optimizer->SlotNames()) {
       const std::string key = StrCat("optimizer/", w.name, "/", slot);
-      auto it = state_.slots.find(key);
-      slots[key] = it != state_.slots.end() ? it->second : Tensor::Zeros(w.dtype, w.shape);
+      auto it = state.slots.find(key);
+      slots[key] = it != state.slots.end() ? it->second : Tensor::Zeros(w.dtype, w.shape);
       keys.push_back(key);
     }
   }
   // The loss scale and its counter are slots of the optimizer as a whole: they stay.
   for (const char* key : {kLossScaleSlot, kLossScaleCounterSlot}) {
-    auto it = state_.slots.find(key);
-    if (it != state_.slots.end()) slots[key] = it->second;
+    auto it = state.slots.find(key);
+    if (it != state.slots.end()) slots[key] = it->second;
   }
-  state_.slots = std::move(slots);
-  impl_->slot_keys = std::move(keys);
-  impl_->trained = std::move(now);
-  const bool compiled = impl_->train.has_value();
-  impl_->train.reset();
-  impl_->apply.reset();  // multi-worker: the update graph covers the trainable weights too
-  ++impl_->recompiles;
-  LogInfo("trainable weights of model '", model_->name(), "' changed (", before, " -> ", impl_->trained.size(),
+  state.slots = std::move(slots);
+  slot_keys = std::move(keys);
+  trained = std::move(now);
+  const bool compiled = train.has_value();
+  train.reset();
+  apply.reset();  // multi-worker: the update graph covers the trainable weights too
+  ++recompiles;
+  LogInfo("trainable weights of model '", model->name(), "' changed (", before, " -> ", trained.size(),
           " trainable weights, ", params, " trainable params)",
           compiled ? ": recompiling the training plan" : ": the training plan will be compiled for them");
   return Status::OK();
 }
 
-double Trainer::learning_rate() const {
-  if (state_.learning_rate_override) return *state_.learning_rate_override;
-  return (*optimizer_->learning_rate())(state_.iterations);
+double Trainer::Impl::learning_rate() const {
+  if (state.learning_rate_override) return *state.learning_rate_override;
+  return (*optimizer->learning_rate())(state.iterations);
 }
 
-void Trainer::SetLearningRate(double lr) { state_.learning_rate_override = lr; }
+double Trainer::learning_rate() const { return impl_->learning_rate(); }
 
-TrainingState Trainer::GetState() const { return state_; }
+void Trainer::SetLearningRate(double lr) { impl_->state.learning_rate_override = lr; }
+
+TrainingState Trainer::GetState() const { return impl_->state; }
 
 Status Trainer::SetState(const TrainingState& s) {
   std::vector<std::string> problems;
@@ -230,19 +266,19 @@ Status Trainer::SetState(const TrainingState& s) {
     for (const auto& [n, t] : got)
       if (!want.count(n)) problems.push_back(StrCat("unexpected ", what, " '", n, "' (", t.TypeString(), ")"));
   };
-  if (!s.dataset_hash.empty() && !state_.dataset_hash.empty() && s.dataset_hash != state_.dataset_hash)
+  if (!s.dataset_hash.empty() && !impl_->state.dataset_hash.empty() && s.dataset_hash != impl_->state.dataset_hash)
     return FailedPreconditionError("the training state was recorded on dataset version ", s.dataset_hash,
-                                   ", this run reads version ", state_.dataset_hash,
+                                   ", this run reads version ", impl_->state.dataset_hash,
                                    " (resuming on other data would not reproduce the run)");
-  check(state_.weights, s.weights, "weight");
-  check(state_.slots, s.slots, "optimizer slot");
+  check(impl_->state.weights, s.weights, "weight");
+  check(impl_->state.slots, s.slots, "optimizer slot");
   if (!problems.empty()) return InvalidArgumentError("training state does not match the model: ", StrJoin(problems, "; "));
-  const std::string dataset_hash = state_.dataset_hash.empty() ? s.dataset_hash : state_.dataset_hash;
-  const std::string run_id = s.run_id.empty() ? state_.run_id : s.run_id;
-  state_ = s;
-  state_.dataset_hash = dataset_hash;
-  state_.run_id = run_id;
-  return model_->SetWeights(state_.weights);
+  const std::string dataset_hash = impl_->state.dataset_hash.empty() ? s.dataset_hash : impl_->state.dataset_hash;
+  const std::string run_id = s.run_id.empty() ? impl_->state.run_id : s.run_id;
+  impl_->state = s;
+  impl_->state.dataset_hash = dataset_hash;
+  impl_->state.run_id = run_id;
+  return impl_->model->SetWeights(impl_->state.weights);
 }
 
 graph::RunStats Trainer::train_stats() const {
@@ -329,32 +365,32 @@ Status CheckSparseLabels(const std::vector<OutputSpec>& outputs, const CompiledG
   return Status::OK();
 }
 
-Status Trainer::EnsureTrainSession(const data::Element& batch, const std::map<std::string, std::string>& keys) {
+Status Trainer::Impl::EnsureTrainSession(const data::Element& batch, const std::map<std::string, std::string>& keys) {
   STRATA_RETURN_IF_ERROR(SyncTrainable());
-  if (impl_->train) return Status::OK();
-  STRATA_ASSIGN_OR_RETURN(auto types, LabelTypes(impl_->outputs, batch));
-  if (impl_->distributed()) {
-    STRATA_ASSIGN_OR_RETURN(CompiledGraph grad, BuildGradientGraph(*model_, impl_->outputs, types, impl_->options));
-    STRATA_ASSIGN_OR_RETURN(CompiledGraph apply, BuildApplyGraph(*model_, *optimizer_, impl_->options));
-    impl_->train = std::move(grad);
-    impl_->apply = std::move(apply);
+  if (train) return Status::OK();
+  STRATA_ASSIGN_OR_RETURN(auto types, LabelTypes(outputs, batch));
+  if (distributed()) {
+    STRATA_ASSIGN_OR_RETURN(CompiledGraph grad_graph, BuildGradientGraph(*model, outputs, types, options));
+    STRATA_ASSIGN_OR_RETURN(CompiledGraph apply_graph, BuildApplyGraph(*model, *optimizer, options));
+    train = std::move(grad_graph);
+    apply = std::move(apply_graph);
     return Status::OK();
   }
   STRATA_ASSIGN_OR_RETURN(CompiledGraph cg,
-                          BuildTrainGraph(*model_, *optimizer_, impl_->outputs, types, impl_->options, loss_scaling()));
-  impl_->train = std::move(cg);
+                          BuildTrainGraph(*model, *optimizer, outputs, types, options, loss_scaling()));
+  train = std::move(cg);
   return Status::OK();
 }
 
-Status Trainer::EnsureEvalSession(const data::Element& batch, const std::map<std::string, std::string>& keys,
-                                  bool with_loss) {
-  std::optional<CompiledGraph>& slot = with_loss ? impl_->eval : impl_->predict;
+Status Trainer::Impl::EnsureEvalSession(const data::Element& batch, const std::map<std::string, std::string>& keys,
+                                        bool with_loss) {
+  std::optional<CompiledGraph>& slot = with_loss ? eval : predict;
   if (slot) return Status::OK();
   std::map<std::string, DType> types;
   if (with_loss) {
-    STRATA_ASSIGN_OR_RETURN(types, LabelTypes(impl_->outputs, batch));
+    STRATA_ASSIGN_OR_RETURN(types, LabelTypes(outputs, batch));
   }
-  STRATA_ASSIGN_OR_RETURN(CompiledGraph cg, BuildEvalGraph(*model_, impl_->outputs, types, with_loss, impl_->options));
+  STRATA_ASSIGN_OR_RETURN(CompiledGraph cg, BuildEvalGraph(*model, outputs, types, with_loss, options));
   slot = std::move(cg);
   return Status::OK();
 }
@@ -363,35 +399,35 @@ double Trainer::communication_seconds() const { return impl_->comm_seconds; }
 double Trainer::step_seconds() const { return impl_->step_seconds; }
 
 StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<std::string, std::string>& keys) {
-  STRATA_RETURN_IF_ERROR(EnsureTrainSession(batch, keys));
+  STRATA_RETURN_IF_ERROR(impl_->EnsureTrainSession(batch, keys));
   const auto step_start = std::chrono::steady_clock::now();
   CompiledGraph& cg = *impl_->train;
   std::vector<std::pair<std::string, Tensor>> feeds;
   int64_t batch_size = 0;
-  STRATA_RETURN_IF_ERROR(FeedBatch(*model_, impl_->outputs, batch, keys, true, &feeds, &batch_size));
+  STRATA_RETURN_IF_ERROR(FeedBatch(*impl_->model, impl_->outputs, batch, keys, true, &feeds, &batch_size));
   if (Status s = CheckSparseLabels(impl_->outputs, cg, batch); !s.ok())
-    return s.WithContext(StrCat("training step ", state_.iterations));
-  for (const auto& [name, t] : state_.weights) feeds.emplace_back(name, t);
+    return s.WithContext(StrCat("training step ", impl_->state.iterations));
+  for (const auto& [name, t] : impl_->state.weights) feeds.emplace_back(name, t);
   if (!impl_->distributed()) {  // multi-worker: the update graph takes these
-    for (const std::string& key : impl_->slot_keys) feeds.emplace_back(key, state_.slots.at(key));
+    for (const std::string& key : impl_->slot_keys) feeds.emplace_back(key, impl_->state.slots.at(key));
     feeds.emplace_back(kLrInput, Tensor::Scalar<float>(static_cast<float>(learning_rate())));
-    feeds.emplace_back(kIterationsInput, Tensor::Scalar<int64_t>(state_.iterations));
+    feeds.emplace_back(kIterationsInput, Tensor::Scalar<int64_t>(impl_->state.iterations));
   }
   if (cg.uses_seed) {
     // Workers draw different dropout masks (their examples differ too): the seed is mixed with the rank.
     const uint64_t seed = impl_->distributed()
-                              ? state_.seed ^ (0x9E3779B97F4A7C15ULL * (impl_->options.collective->rank() + 1))
-                              : state_.seed;
-    feeds.emplace_back(kSeedInput, Tensor::Scalar<int64_t>(StepSeed(seed, state_.iterations)));
+                              ? impl_->state.seed ^ (0x9E3779B97F4A7C15ULL * (impl_->options.collective->rank() + 1))
+                              : impl_->state.seed;
+    feeds.emplace_back(kSeedInput, Tensor::Scalar<int64_t>(StepSeed(seed, impl_->state.iterations)));
   }
-  if (cg.loss_scaling) feeds.emplace_back(kLossScaleInput, state_.slots.at(kLossScaleSlot));
+  if (cg.loss_scaling) feeds.emplace_back(kLossScaleInput, impl_->state.slots.at(kLossScaleSlot));
   std::vector<Tensor> results;
   Status s = cg.session->Run(feeds, cg.fetches, &results);
-  if (!s.ok()) return s.WithContext(StrCat("training step ", state_.iterations));
+  if (!s.ok()) return s.WithContext(StrCat("training step ", impl_->state.iterations));
   if (impl_->distributed()) {
-    s = ApplyAveragedGradients(results);
-    if (!s.ok()) return s.WithContext(StrCat("training step ", state_.iterations));
-    ++state_.iterations;
+    s = impl_->ApplyAveragedGradients(results);
+    if (!s.ok()) return s.WithContext(StrCat("training step ", impl_->state.iterations));
+    ++impl_->state.iterations;
   } else {
     // New state. A loss-scaled step with a non-finite gradient is skipped (Keras's LossScaleOptimizer): trainable
     // weights, slots and iterations stay; the forward pass's state updates (batch-norm moving statistics) still land.
@@ -399,12 +435,12 @@ StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<
     if (cg.loss_scaling) {
       const float check = results[cg.fetch_index.at(kGradsFiniteOutput)].data<float>()[0];
       apply = check == 0.0f;
-      float scale = state_.slots.at(kLossScaleSlot).data<float>()[0];
-      int64_t counter = state_.slots.at(kLossScaleCounterSlot).data<int64_t>()[0];
+      float scale = impl_->state.slots.at(kLossScaleSlot).data<float>()[0];
+      int64_t counter = impl_->state.slots.at(kLossScaleCounterSlot).data<int64_t>()[0];
       if (!apply) {
         scale *= 0.5f;
         counter = 0;
-        ++skipped_steps_;
+        ++impl_->skipped_steps;
       } else if (counter + 1 >= impl_->options.loss_scale.growth_steps) {
         scale *= 2.0f;
         counter = 0;
@@ -412,19 +448,19 @@ StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<
         ++counter;
       }
       // New tensors: a state handed out by GetState keeps its own values.
-      state_.slots[kLossScaleSlot] = Tensor::Scalar<float>(scale);
-      state_.slots[kLossScaleCounterSlot] = Tensor::Scalar<int64_t>(counter);
+      impl_->state.slots[kLossScaleSlot] = Tensor::Scalar<float>(scale);
+      impl_->state.slots[kLossScaleCounterSlot] = Tensor::Scalar<int64_t>(counter);
     }
     if (apply) {
-      for (const auto& [weight, out] : cg.weight_outputs) state_.weights[weight] = results[cg.fetch_index.at(out)];
-      for (const auto& [slot, out] : cg.slot_outputs) state_.slots[slot] = results[cg.fetch_index.at(out)];
-      ++state_.iterations;
+      for (const auto& [weight, out] : cg.weight_outputs) impl_->state.weights[weight] = results[cg.fetch_index.at(out)];
+      for (const auto& [slot, out] : cg.slot_outputs) impl_->state.slots[slot] = results[cg.fetch_index.at(out)];
+      ++impl_->state.iterations;
     } else {
-      for (const auto& [weight, out] : cg.state_outputs) state_.weights[weight] = results[cg.fetch_index.at(out)];
+      for (const auto& [weight, out] : cg.state_outputs) impl_->state.weights[weight] = results[cg.fetch_index.at(out)];
     }
   }
   // The model holds the new weights after every step (Keras's train_on_batch; the tensors are shared, not copied).
-  STRATA_RETURN_IF_ERROR(model_->SetWeights(state_.weights));
+  STRATA_RETURN_IF_ERROR(impl_->model->SetWeights(impl_->state.weights));
   impl_->step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
   // Metrics.
   const Tensor& loss = results[cg.fetch_index.at(kLossOutput)];
@@ -444,7 +480,7 @@ StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<
   Logs logs = impl_->CurrentLogs();
   if (impl_->distributed()) {
     if (Status avg = impl_->AverageLogs(&logs); !avg.ok())
-      return avg.WithContext(StrCat("training step ", state_.iterations - 1));
+      return avg.WithContext(StrCat("training step ", impl_->state.iterations - 1));
   }
   return logs;
 }
@@ -463,9 +499,9 @@ Status Trainer::Impl::AverageLogs(Logs* logs) const {
 
 // Multi-worker step, after the gradient graph ran: averages the gradients (reverse layer order, bucketed by the
 // collective) and the batch-norm statistics across workers, then runs the update graph on the averages.
-Status Trainer::ApplyAveragedGradients(std::vector<Tensor>& results) {
-  CompiledGraph& cg = *impl_->train;
-  CompiledGraph& apply = *impl_->apply;
+Status Trainer::Impl::ApplyAveragedGradients(std::vector<Tensor>& results) {
+  CompiledGraph& cg = *train;
+  CompiledGraph& ag = *apply;
   std::vector<Tensor*> grads;
   for (const auto& [weight, out] : cg.grad_outputs) {
     Tensor& g = results[cg.fetch_index.at(out)];
@@ -480,21 +516,21 @@ Status Trainer::ApplyAveragedGradients(std::vector<Tensor>& results) {
   }
   for (Tensor* t : stats) grads.push_back(t);
   const auto t0 = std::chrono::steady_clock::now();
-  STRATA_RETURN_IF_ERROR(impl_->options.collective->AllReduceMean(grads, "the gradients"));
-  impl_->comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  STRATA_RETURN_IF_ERROR(options.collective->AllReduceMean(grads, "the gradients"));
+  comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const auto& [weight, out] : cg.grad_outputs) {
-    feeds.emplace_back(weight, state_.weights.at(weight));
+    feeds.emplace_back(weight, state.weights.at(weight));
     feeds.emplace_back(GradInput(weight), results[cg.fetch_index.at(out)]);
   }
-  for (const std::string& key : impl_->slot_keys) feeds.emplace_back(key, state_.slots.at(key));
+  for (const std::string& key : slot_keys) feeds.emplace_back(key, state.slots.at(key));
   feeds.emplace_back(kLrInput, Tensor::Scalar<float>(static_cast<float>(learning_rate())));
-  feeds.emplace_back(kIterationsInput, Tensor::Scalar<int64_t>(state_.iterations));
+  feeds.emplace_back(kIterationsInput, Tensor::Scalar<int64_t>(state.iterations));
   std::vector<Tensor> updated;
-  STRATA_RETURN_IF_ERROR(apply.session->Run(feeds, apply.fetches, &updated));
-  for (const auto& [weight, out] : apply.weight_outputs) state_.weights[weight] = updated[apply.fetch_index.at(out)];
-  for (const auto& [slot, out] : apply.slot_outputs) state_.slots[slot] = updated[apply.fetch_index.at(out)];
-  for (const auto& [weight, out] : cg.weight_outputs) state_.weights[weight] = results[cg.fetch_index.at(out)];
+  STRATA_RETURN_IF_ERROR(ag.session->Run(feeds, ag.fetches, &updated));
+  for (const auto& [weight, out] : ag.weight_outputs) state.weights[weight] = updated[ag.fetch_index.at(out)];
+  for (const auto& [slot, out] : ag.slot_outputs) state.slots[slot] = updated[ag.fetch_index.at(out)];
+  for (const auto& [weight, out] : cg.weight_outputs) state.weights[weight] = results[cg.fetch_index.at(out)];
   return Status::OK();
 }
 
@@ -506,8 +542,8 @@ StatusOr<std::map<std::string, Tensor>> RunInference(Trainer& t, Trainer::Impl& 
 
 StatusOr<std::map<std::string, Tensor>> Trainer::PredictOnBatch(const data::Element& batch,
                                                                 const std::map<std::string, std::string>& keys) {
-  STRATA_RETURN_IF_ERROR(EnsureEvalSession(batch, keys, false));
-  return RunInference(*this, *impl_, impl_->predict, *model_, state_, batch, keys, false);
+  STRATA_RETURN_IF_ERROR(impl_->EnsureEvalSession(batch, keys, false));
+  return RunInference(*this, *impl_, impl_->predict, *impl_->model, impl_->state, batch, keys, false);
 }
 
 StatusOr<std::map<std::string, Tensor>> RunInference(Trainer& t, Trainer::Impl& impl, std::optional<CompiledGraph>& cg,

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strata/train.h"
@@ -28,7 +29,7 @@ struct OutputSpec {
   std::optional<nn::Loss> loss;
   double weight = 1.0;
   std::string label_key = "label";
-  std::vector<std::unique_ptr<nn::Metric>> metrics;
+  std::vector<std::shared_ptr<nn::Metric>> metrics;
   std::string label_input() const { return "label/" + name; }
   std::string loss_output() const { return "loss/" + name; }
 };
@@ -53,7 +54,10 @@ struct CompiledGraph {
   std::map<std::string, int64_t> num_classes;
 };
 
+// The trainer's state: everything train.h's Trainer does not show.
 struct Trainer::Impl {
+  nn::Model* model = nullptr;
+  std::shared_ptr<optim::Optimizer> optimizer;
   CompileOptions compile;
   TrainerOptions options;
   std::vector<OutputSpec> outputs;
@@ -68,7 +72,22 @@ struct Trainer::Impl {
   // The trainable weights the training plan was compiled for (a change of layer.trainable recompiles it).
   std::vector<std::string> trained;
   int recompiles = 0;
+  bool stop_training = false;
+  std::optional<std::pair<int, int64_t>> resume;  // Trainer::ResumeAt
+  int fit_epochs = 0;
+  int64_t fit_steps = -1;
+  int64_t skipped_steps = 0;
+  // Declared after the compiled graphs: their sessions allocated its tensors, so it is destroyed first.
+  TrainingState state;
 
+  bool loss_scaling() const { return state.slots.count(kLossScaleSlot) > 0; }
+  double learning_rate() const;  // Trainer::learning_rate
+  Status EnsureTrainSession(const data::Element& batch, const std::map<std::string, std::string>& keys);
+  // Recompiles the training plan when the set of trainable weights changed since it was compiled.
+  Status SyncTrainable();
+  Status EnsureEvalSession(const data::Element& batch, const std::map<std::string, std::string>& keys, bool with_loss);
+  // Multi-worker step: averages the gradient graph's results across workers and runs the update graph on them.
+  Status ApplyAveragedGradients(std::vector<Tensor>& results);
   void ResetMetrics();
   // Keras logs of the running means: loss, <output>_loss (several outputs), metrics (<output>_<name> likewise).
   Logs CurrentLogs() const;

@@ -36,10 +36,10 @@ void AddOutput(graph::Graph& g, const std::string& name, DType t = DType::kUndef
   g.outputs.push_back(std::move(vi));
 }
 
-// Appends label inputs and the losses; returns the total loss value.
-std::string AddLosses(graph::Graph& g, const std::vector<OutputSpec>& outputs,
-                      const std::map<std::string, DType>& label_dtypes,
-                      const std::vector<std::pair<std::string, double>>& aux, bool add_outputs) {
+// Appends label inputs and the losses; the total loss is the value kLossOutput.
+Status AddLosses(graph::Graph& g, const std::vector<OutputSpec>& outputs,
+                 const std::map<std::string, DType>& label_dtypes,
+                 const std::vector<std::pair<std::string, double>>& aux, bool add_outputs) {
   std::vector<std::string> terms;
   for (const OutputSpec& o : outputs) {
     if (!o.loss) continue;
@@ -47,7 +47,9 @@ std::string AddLosses(graph::Graph& g, const std::vector<OutputSpec>& outputs,
     vi.name = o.label_input();
     vi.dtype = label_dtypes.at(o.name);
     g.inputs.push_back(vi);
-    const std::string l = o.loss->Emit(&g, o.name, o.label_input(), o.loss_output());
+    StatusOr<std::string> emitted = o.loss->Emit(&g, o.name, o.label_input(), o.loss_output());
+    if (!emitted.ok()) return Status(emitted.status()).WithContext(StrCat("the loss of output '", o.name, "'"));
+    const std::string l = *emitted;
     if (add_outputs && outputs.size() > 1) AddOutput(g, l);
     std::string term = l;
     if (o.weight != 1.0) {
@@ -76,7 +78,7 @@ std::string AddLosses(graph::Graph& g, const std::vector<OutputSpec>& outputs,
     total = name;
   }
   g.nodes.push_back(MakeNode("Identity", kLossOutput, {total}));
-  return kLossOutput;
+  return Status::OK();
 }
 
 Status Finish(CompiledGraph* cg, graph::Graph graph, const TrainerOptions& options) {
@@ -287,7 +289,7 @@ StatusOr<nn::ForwardGraph> BuildForwardBackward(const nn::Model& model, const st
   std::vector<graph::ValueInfo> model_outputs = std::move(g.outputs);
   RecordClasses(cg, model_outputs);
   g.outputs.clear();
-  AddLosses(g, outputs, label_dtypes, fg.aux_losses, true);
+  STRATA_RETURN_IF_ERROR(AddLosses(g, outputs, label_dtypes, fg.aux_losses, true));
   AddOutput(g, kLossOutput);
   for (const OutputSpec& o : outputs)
     if (!o.metrics.empty())
@@ -432,7 +434,7 @@ StatusOr<CompiledGraph> BuildEvalGraph(const nn::Model& model, const std::vector
   RoundFloat16Operands(g);
   RecordClasses(&cg, g.outputs);
   if (with_loss) {
-    AddLosses(g, outputs, label_dtypes, fg.aux_losses, true);
+    STRATA_RETURN_IF_ERROR(AddLosses(g, outputs, label_dtypes, fg.aux_losses, true));
     AddOutput(g, kLossOutput);
   }
   STRATA_RETURN_IF_ERROR(Finish(&cg, std::move(g), options));

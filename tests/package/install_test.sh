@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # strata as an installed package, as a user meets it: `cmake --install` into an empty prefix, then examples/ built
 # against that prefix alone with find_package(strata), then run: train_tfrecord trains a custom-layer model on
-# TFRecords and saves it, predict serves it in-process. Also checks strata.pc by compiling predict.cc with
+# TFRecords and saves it, predict serves it in-process, custom_training trains with a user optimizer, metric and
+# loss. Also checks strata.pc by compiling predict.cc with
 # pkg-config's flags only.
 #   install_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
@@ -39,6 +40,8 @@ mkdir -p "$work/run"
 "$work/examples/train_tfrecord" "$work/run"
 echo "== predict"
 "$work/examples/predict" "$work/run/model.onnx" "$work/run/val-00000.tfrecord"
+echo "== custom_training"
+"$work/examples/custom_training"
 
 echo "== pkg-config strata"
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"

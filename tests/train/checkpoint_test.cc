@@ -13,6 +13,7 @@
 #include "core/random.h"
 #include "io/safetensors.h"
 #include "strata/train.h"
+#include "train/callback_util.h"
 #include "train_test_util.h"
 
 namespace strata::train {

@@ -17,6 +17,7 @@
 #include "core/file_util.h"
 #include "core/random.h"
 #include "strata/train.h"
+#include "train/callback_util.h"
 #include "train_test_util.h"
 
 extern char** environ;
@@ -348,7 +349,7 @@ TEST(KillAndResumeTest, ChildTrains) {
   if (dir == nullptr) GTEST_SKIP() << "the child of KillAndResumeTest.SigkillAnywhereThenResume";
   auto model = Mlp(0.3);
   auto t = *Trainer::Create(model.get(), Compile(), {.seed = 21, .deterministic = true});
-  ASSERT_TRUE(t->Fit(KillData(), {.epochs = 3, .verbose = 0, .callbacks = {BackupAndRestore(dir, 1, false)}}).ok());
+  ASSERT_TRUE(t->Fit(KillData(), {.epochs = 3, .verbose = 0, .callbacks = {*BackupAndRestore(dir, 1, false)}}).ok());
 }
 
 TEST(KillAndResumeTest, SigkillAnywhereThenResume) {
@@ -406,7 +407,7 @@ TEST(KillAndResumeTest, SigkillAnywhereThenResume) {
   // Resume in this process from whatever the last child left, with a model built from another seed.
   auto resumed = Mlp(0.3);
   auto t = *Trainer::Create(resumed.get(), Compile(), {.seed = 5, .deterministic = true});
-  ASSERT_TRUE(t->Fit(KillData(), {.epochs = 3, .verbose = 0, .callbacks = {BackupAndRestore(dir, 1, true)}}).ok());
+  ASSERT_TRUE(t->Fit(KillData(), {.epochs = 3, .verbose = 0, .callbacks = {*BackupAndRestore(dir, 1, true)}}).ok());
   EXPECT_EQ(t->iterations(), t_ref->iterations());
   EXPECT_TRUE(SameBits(reference->weights(), resumed->weights()));
   auto left = (*CheckpointManager::Open(dir))->ReadLatest();
@@ -432,7 +433,7 @@ class CallbackTest : public ::testing::Test {
 };
 
 TEST_F(CallbackTest, EarlyStoppingPatienceMinDeltaAndBaseline) {
-  auto es = EarlyStopping({.monitor = "val_loss", .min_delta = 0.1, .patience = 2});
+  auto es = *EarlyStopping({.monitor = "val_loss", .min_delta = 0.1, .patience = 2});
   ASSERT_TRUE(es->OnTrainBegin(*trainer_).ok());
   ASSERT_TRUE(EpochEnd(*es, 0, {{"val_loss", 1.0}}).ok());
   ASSERT_TRUE(EpochEnd(*es, 1, {{"val_loss", 0.95}}).ok());  // within min_delta: no improvement, wait 1
@@ -448,7 +449,7 @@ TEST_F(CallbackTest, EarlyStoppingPatienceMinDeltaAndBaseline) {
   for (bool with_baseline : {true, false}) {
     EarlyStoppingOptions o{.monitor = "val_accuracy", .patience = 2};
     if (with_baseline) o.baseline = 0.9;
-    auto cb = EarlyStopping(o);
+    auto cb = *EarlyStopping(o);
     auto t2 = *Trainer::Create(model_.get(), Compile());
     ASSERT_TRUE(cb->OnTrainBegin(*t2).ok());
     for (int e = 0; e < 2; ++e) {
@@ -461,7 +462,7 @@ TEST_F(CallbackTest, EarlyStoppingPatienceMinDeltaAndBaseline) {
 }
 
 TEST_F(CallbackTest, EarlyStoppingRestoresBestWeights) {
-  auto es = EarlyStopping({.monitor = "loss", .patience = 5, .restore_best_weights = true});
+  auto es = *EarlyStopping({.monitor = "loss", .patience = 5, .restore_best_weights = true});
   ASSERT_TRUE(es->OnTrainBegin(*trainer_).ok());
   const auto best = trainer_->GetState().weights;
   ASSERT_TRUE(EpochEnd(*es, 0, {{"loss", 0.5}}).ok());
@@ -491,7 +492,7 @@ TEST_F(CallbackTest, ReduceLROnPlateauFactorCooldownMinLr) {
 
 TEST_F(CallbackTest, CsvLoggerKerasFormat) {
   const std::string path = ::testing::TempDir() + "/log.csv";
-  auto cb = CSVLogger(path);
+  auto cb = *CSVLogger(path);
   ASSERT_TRUE(cb->OnTrainBegin(*trainer_).ok());
   ASSERT_TRUE(EpochEnd(*cb, 0, {{"loss", 0.5}, {"accuracy", 0.75}}).ok());
   ASSERT_TRUE(EpochEnd(*cb, 1, {{"loss", 0.25}, {"accuracy", 0.875}, {"val_loss", 0.1}}).ok());
@@ -504,7 +505,7 @@ TEST_F(CallbackTest, CsvLoggerKerasFormat) {
 }
 
 TEST_F(CallbackTest, LearningRateSchedulerSetsAndLogs) {
-  auto cb = LearningRateScheduler([](int epoch, double lr) { return epoch < 1 ? lr : lr * 0.1; });
+  auto cb = *LearningRateScheduler([](int epoch, double lr) { return epoch < 1 ? lr : lr * 0.1; });
   ASSERT_TRUE(cb->OnEpochBegin(*trainer_, 0).ok());
   EXPECT_DOUBLE_EQ(trainer_->learning_rate(), 0.01);
   ASSERT_TRUE(cb->OnEpochBegin(*trainer_, 1).ok());

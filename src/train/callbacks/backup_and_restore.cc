@@ -55,8 +55,14 @@ class BackupAndRestoreCallback final : public Callback {
 
 }  // namespace
 
-std::shared_ptr<Callback> BackupAndRestore(std::string backup_dir, int64_t save_freq, bool delete_checkpoint) {
-  return std::make_shared<BackupAndRestoreCallback>(std::move(backup_dir), save_freq, delete_checkpoint);
+StatusOr<std::shared_ptr<Callback>> BackupAndRestore(std::string backup_dir, int64_t save_freq,
+                                                     bool delete_checkpoint) {
+  if (backup_dir.empty()) return InvalidArgumentError("BackupAndRestore: backup_dir is empty");
+  if (save_freq < 0)
+    return InvalidArgumentError("BackupAndRestore: save_freq is a number of batches >= 1, or 0 for epoch ends; got ",
+                                save_freq);
+  return std::shared_ptr<Callback>(
+      std::make_shared<BackupAndRestoreCallback>(std::move(backup_dir), save_freq, delete_checkpoint));
 }
 
 }  // namespace strata::train

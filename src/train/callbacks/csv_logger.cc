@@ -74,8 +74,11 @@ class CsvLoggerCallback final : public Callback {
 
 }  // namespace
 
-std::shared_ptr<Callback> CSVLogger(std::string filename, char separator, bool append) {
-  return std::make_shared<CsvLoggerCallback>(std::move(filename), separator, append);
+StatusOr<std::shared_ptr<Callback>> CSVLogger(std::string filename, char separator, bool append) {
+  if (filename.empty()) return InvalidArgumentError("CSVLogger: filename is empty");
+  if (separator == '\n' || separator == '\r' || separator == '"')
+    return InvalidArgumentError("CSVLogger: the separator cannot be a line break or a quote");
+  return std::shared_ptr<Callback>(std::make_shared<CsvLoggerCallback>(std::move(filename), separator, append));
 }
 
 }  // namespace strata::train

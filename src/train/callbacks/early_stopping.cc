@@ -6,6 +6,7 @@
 
 #include "core/logging.h"
 #include "strata/train.h"
+#include "train/callback_util.h"
 
 namespace strata::train {
 namespace {
@@ -92,8 +93,15 @@ class EarlyStoppingCallback final : public Callback {
 
 }  // namespace
 
-std::shared_ptr<Callback> EarlyStopping(EarlyStoppingOptions options) {
-  return std::make_shared<EarlyStoppingCallback>(std::move(options));
+StatusOr<std::shared_ptr<Callback>> EarlyStopping(EarlyStoppingOptions options) {
+  Status mode = MakeMonitor(options.monitor, options.mode, options.min_delta, "early_stopping").status();
+  if (!mode.ok()) return mode.WithContext("EarlyStopping");
+  if (options.patience < 0) return InvalidArgumentError("EarlyStopping: patience must be >= 0, got ", options.patience);
+  if (options.max_rss_growth_percent < 0 || (options.max_rss_growth_percent > 0 && options.rss_growth_epochs < 1))
+    return InvalidArgumentError("EarlyStopping: the memory watchdog needs max_rss_growth_percent >= 0 and "
+                                "rss_growth_epochs >= 1, got ", options.max_rss_growth_percent, " and ",
+                                options.rss_growth_epochs);
+  return std::shared_ptr<Callback>(std::make_shared<EarlyStoppingCallback>(std::move(options)));
 }
 
 }  // namespace strata::train

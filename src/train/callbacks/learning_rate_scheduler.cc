@@ -29,8 +29,10 @@ class LrSchedulerCallback final : public Callback {
 
 }  // namespace
 
-std::shared_ptr<Callback> LearningRateScheduler(std::function<double(int epoch, double lr)> schedule, int verbose) {
-  return std::make_shared<LrSchedulerCallback>(std::move(schedule), verbose);
+StatusOr<std::shared_ptr<Callback>> LearningRateScheduler(std::function<double(int epoch, double lr)> schedule,
+                                                          int verbose) {
+  if (!schedule) return InvalidArgumentError("LearningRateScheduler: the schedule function is empty");
+  return std::shared_ptr<Callback>(std::make_shared<LrSchedulerCallback>(std::move(schedule), verbose));
 }
 
 }  // namespace strata::train

@@ -9,6 +9,7 @@
 #include "core/file_util.h"
 #include "core/logging.h"
 #include "strata/train.h"
+#include "train/callback_util.h"
 
 namespace strata::train {
 namespace {

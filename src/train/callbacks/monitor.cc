@@ -2,6 +2,7 @@
 #include <sys/resource.h>
 
 #include "strata/train.h"
+#include "train/callback_util.h"
 
 namespace strata::train {
 

@@ -108,8 +108,12 @@ class ProgressBarCallback final : public Callback {
 
 }  // namespace
 
-std::shared_ptr<Callback> ProgressBar(int verbose, std::FILE* out) {
-  return std::make_shared<ProgressBarCallback>(verbose, out);
+StatusOr<std::shared_ptr<Callback>> ProgressBar(int verbose, std::FILE* out) {
+  if (out == nullptr) return InvalidArgumentError("ProgressBar: the output stream is null");
+  if (verbose < 0 || verbose > 2)
+    return InvalidArgumentError("ProgressBar: verbose is 0 (silent), 1 (progress bar) or 2 (one line per epoch), got ",
+                                verbose);
+  return std::shared_ptr<Callback>(std::make_shared<ProgressBarCallback>(verbose, out));
 }
 
 }  // namespace strata::train

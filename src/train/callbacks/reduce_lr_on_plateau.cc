@@ -4,6 +4,7 @@
 
 #include "core/logging.h"
 #include "strata/train.h"
+#include "train/callback_util.h"
 
 namespace strata::train {
 namespace {

@@ -29,6 +29,8 @@ class TerminateOnNaNCallback final : public Callback {
 
 }  // namespace
 
-std::shared_ptr<Callback> TerminateOnNaN() { return std::make_shared<TerminateOnNaNCallback>(); }
+StatusOr<std::shared_ptr<Callback>> TerminateOnNaN() {
+  return std::shared_ptr<Callback>(std::make_shared<TerminateOnNaNCallback>());
+}
 
 }  // namespace strata::train
