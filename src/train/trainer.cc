@@ -9,6 +9,8 @@
 
 #include "core/logging.h"
 #include "core/parallel.h"
+#include "graph/run_hooks.h"
+#include "ops/collective.h"
 #include "train/trainer_impl.h"
 
 namespace strata::train {
@@ -386,7 +388,12 @@ StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<
   }
   if (cg.loss_scaling) feeds.emplace_back(kLossScaleInput, state_.slots.at(kLossScaleSlot));
   std::vector<Tensor> results;
-  Status s = cg.session->Run(feeds, cg.fetches, &results);
+  Status s;
+  if (impl_->distributed()) {
+    s = RunGradientStep(feeds, &results);
+  } else {
+    s = cg.session->Run(feeds, cg.fetches, &results);
+  }
   if (!s.ok()) return s.WithContext(StrCat("training step ", state_.iterations));
   if (impl_->distributed()) {
     s = ApplyAveragedGradients(results);
@@ -461,11 +468,78 @@ Status Trainer::Impl::AverageLogs(Logs* logs) const {
   return Status::OK();
 }
 
+namespace {
+
+// (weight, output) of what a multi-worker step averages, in the order it is reduced: the gradients (reverse layer
+// order), then the batch-norm statistics the forward pass updated.
+std::vector<std::pair<std::string, std::string>> ReducedOutputs(const CompiledGraph& cg) {
+  std::vector<std::pair<std::string, std::string>> all = cg.grad_outputs;
+  all.insert(all.end(), cg.weight_outputs.begin(), cg.weight_outputs.end());
+  return all;
+}
+
+}  // namespace
+
+// Multi-worker step, the gradient graph: its run reduces through the collective (SyncBatchNormalization), and with
+// overlap_allreduce each gradient (reverse layer order), then each batch-norm statistic, joins the collective's
+// overlapped mean as soon as the run has computed it, its bucket's reduction starting when the bucket is complete.
+Status Trainer::RunGradientStep(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                std::vector<Tensor>* results) {
+  CompiledGraph& cg = *impl_->train;
+  Collective& c = *impl_->options.collective;
+  graph::RunHooks hooks;
+  double comm = 0;  // seconds in the collective on this thread: communication nothing overlaps
+  auto timed = [&comm](auto&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = f();
+    comm += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return s;
+  };
+  const ops::AllReduceSumFn all_reduce_sum = [&](float* data, int64_t n, std::string_view what) {
+    return timed([&] { return c.AllReduceSum(data, n, what); });
+  };
+  impl_->pending.reset();
+  std::vector<int> pending_of_fetch(cg.fetches.size(), -1);  // fetch -> index in the overlapped reduction
+  if (impl_->options.overlap_allreduce) {
+    std::vector<Shape> shapes;
+    for (const auto& [weight, out] : ReducedOutputs(cg)) {
+      pending_of_fetch[cg.fetch_index.at(out)] = static_cast<int>(shapes.size());
+      shapes.push_back(state_.weights.at(weight).shape());
+    }
+    STRATA_ASSIGN_OR_RETURN(impl_->pending, c.StartAllReduceMean(shapes, "the gradients"));
+    PendingAllReduce* pending = impl_->pending.get();
+    hooks.on_fetch_ready = [&, pending](size_t fetch, const Tensor& value) {
+      if (pending_of_fetch[fetch] < 0) return Status::OK();
+      return timed([&] { return pending->Add(pending_of_fetch[fetch], value); });
+    };
+    hooks.after_step = [&, pending] { return timed([&] { return pending->Test(); }); };
+  }
+  Status s;
+  {
+    graph::ScopedRunHooks scoped_hooks(&hooks);
+    ops::ScopedAllReduceSum scoped_sum(&all_reduce_sum);
+    s = cg.session->Run(feeds, cg.fetches, results);
+  }
+  impl_->comm_seconds += comm;
+  if (!s.ok()) impl_->pending.reset();
+  return s;
+}
+
 // Multi-worker step, after the gradient graph ran: averages the gradients (reverse layer order, bucketed by the
-// collective) and the batch-norm statistics across workers, then runs the update graph on the averages.
+// collective) and the batch-norm statistics across workers (or waits for the overlapped reduction RunGradientStep
+// started), then runs the update graph on the averages.
 Status Trainer::ApplyAveragedGradients(std::vector<Tensor>& results) {
   CompiledGraph& cg = *impl_->train;
-  CompiledGraph& apply = *impl_->apply;
+  if (impl_->pending) {
+    const auto t0 = std::chrono::steady_clock::now();
+    StatusOr<std::vector<Tensor>> means = impl_->pending->Wait();
+    impl_->pending.reset();
+    impl_->comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!means.ok()) return means.status();
+    size_t k = 0;
+    for (const auto& [weight, out] : ReducedOutputs(cg)) results[cg.fetch_index.at(out)] = std::move((*means)[k++]);
+    return RunUpdateGraph(results);
+  }
   std::vector<Tensor*> grads;
   for (const auto& [weight, out] : cg.grad_outputs) {
     Tensor& g = results[cg.fetch_index.at(out)];
@@ -482,6 +556,13 @@ Status Trainer::ApplyAveragedGradients(std::vector<Tensor>& results) {
   const auto t0 = std::chrono::steady_clock::now();
   STRATA_RETURN_IF_ERROR(impl_->options.collective->AllReduceMean(grads, "the gradients"));
   impl_->comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return RunUpdateGraph(results);
+}
+
+// The update graph on the averaged gradients; the averaged batch-norm statistics become the new moving statistics.
+Status Trainer::RunUpdateGraph(std::vector<Tensor>& results) {
+  CompiledGraph& cg = *impl_->train;
+  CompiledGraph& apply = *impl_->apply;
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const auto& [weight, out] : cg.grad_outputs) {
     feeds.emplace_back(weight, state_.weights.at(weight));

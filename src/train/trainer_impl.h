@@ -63,6 +63,8 @@ struct Trainer::Impl {
   // Multi-worker (options.collective of size > 1): `train` is the gradient graph and `apply` the update graph.
   std::optional<CompiledGraph> apply;
   double comm_seconds = 0, step_seconds = 0;  // multi-worker timing (Trainer::communication_seconds)
+  // Multi-worker with overlap_allreduce: the gradient reduction the current step's backward pass started.
+  std::unique_ptr<PendingAllReduce> pending;
   bool distributed() const { return options.collective && options.collective->size() > 1; }
   std::vector<std::string> slot_keys;  // "optimizer/<var>/<slot>"
   // The trainable weights the training plan was compiled for (a change of layer.trainable recompiles it).
