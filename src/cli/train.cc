@@ -484,6 +484,9 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
       std::printf("communication not overlapped by computation: %.2fs of %.2fs in training steps (%.1f%%)\n",
                   trainer->communication_seconds(), trainer->step_seconds(),
                   100.0 * trainer->communication_seconds() / std::max(1e-9, trainer->step_seconds()));
+    if (const train::MpiCollective::OverlapStats& o = workers->overlap_stats(); chief && o.buckets > 0)
+      std::printf("gradient buckets: %lld, %lld started during the backward pass, %lld reduced before it ended\n",
+                  (long long)o.buckets, (long long)o.started_early, (long long)o.done_before_wait);
     if (!chief) return Status::OK();
   }
   std::printf("trained %d epochs in %.1fs: %lld steps, %lld plan compilations (%lld plan-cache hits)\n",

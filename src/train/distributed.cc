@@ -342,6 +342,7 @@ class MpiCollective::Pending final : public PendingAllReduce {
                                   value.TypeString());
     if (added_[i]) return Status::OK();
     added_[i] = 1;
+    ++added_count_;
     const auto [b, off] = place_[i];
     std::memcpy(data_[b] + off, value.data<float>(), value.byte_size());
     --missing_[b];
@@ -349,15 +350,20 @@ class MpiCollective::Pending final : public PendingAllReduce {
     while (started_ < buckets_.size() && missing_[started_] == 0) {
       STRATA_RETURN_IF_ERROR(c_->StartBucket(data_[started_], counts_[started_], &reqs_[started_], what_));
       ++started_;
+      if (added_count_ < added_.size()) ++c_->overlap_stats_.started_early;
     }
     return Test();
   }
 
   Status Test() override {
     if (started_ == 0) return Status::OK();
+    // Testsome: completed requests become MPI_REQUEST_NULL (Wait counts them).
     int done = 0;
-    return MpiStatus(MPI_Testall(static_cast<int>(started_), reqs_.data(), &done, MPI_STATUSES_IGNORE),
-                     "MPI_Testall", what_);
+    std::vector<int>& indices = indices_;
+    indices.resize(started_);
+    return MpiStatus(MPI_Testsome(static_cast<int>(started_), reqs_.data(), &done, indices.data(),
+                                  MPI_STATUSES_IGNORE),
+                     "MPI_Testsome", what_);
   }
 
   StatusOr<std::vector<Tensor>> Wait() override {
@@ -366,6 +372,8 @@ class MpiCollective::Pending final : public PendingAllReduce {
         if (!added_[i])
           return FailedPreconditionError(what_, ": tensor ", i, " (", shapes_[i].ToString(), ") was never added");
     }
+    c_->overlap_stats_.buckets += static_cast<int64_t>(buckets_.size());
+    for (size_t b = 0; b < started_; ++b) c_->overlap_stats_.done_before_wait += reqs_[b] == MPI_REQUEST_NULL;
     STRATA_RETURN_IF_ERROR(
         c_->FinishBuckets(reqs_.data(), data_.data(), counts_.data(), static_cast<int>(buckets_.size()), what_));
     const float scale = 1.0f / static_cast<float>(c_->size_);
@@ -391,7 +399,9 @@ class MpiCollective::Pending final : public PendingAllReduce {
   std::vector<size_t> missing_;  // tensors each bucket still waits for
   std::vector<uint8_t> added_;
   std::vector<MPI_Request> reqs_;
-  size_t started_ = 0;  // buckets [0, started_) are in flight
+  std::vector<int> indices_;  // MPI_Testsome's output
+  size_t started_ = 0;        // buckets [0, started_) are in flight
+  size_t added_count_ = 0;
 };
 
 StatusOr<std::unique_ptr<PendingAllReduce>> MpiCollective::StartAllReduceMean(const std::vector<Shape>& shapes,

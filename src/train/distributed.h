@@ -69,6 +69,14 @@ class MpiCollective final : public Collective {
   void set_deterministic(bool d) { options_.deterministic = d; }
   // Seconds spent in the last AllReduceMean of tensors waiting for communication after the last bucket was packed.
   double last_wait_seconds() const { return last_wait_s_; }
+  // Over every StartAllReduceMean so far: buckets reduced, those started before their reduction's last tensor was
+  // added (during the backward pass, with compute still to do), and those already complete when Wait began.
+  struct OverlapStats {
+    int64_t buckets = 0;
+    int64_t started_early = 0;
+    int64_t done_before_wait = 0;
+  };
+  const OverlapStats& overlap_stats() const { return overlap_stats_; }
   // Ends the whole job now (MPI_Abort), after an error has been reported; never returns.
   [[noreturn]] static void Abort(int code);
 
@@ -98,6 +106,7 @@ class MpiCollective final : public Collective {
   std::vector<std::vector<float>> buffers_;  // the bucket buffers, reused from step to step
   std::vector<std::vector<float>> pending_buffers_;  // StartAllReduceMean's, likewise
   bool pending_active_ = false;
+  OverlapStats overlap_stats_;
 };
 
 // Replaces the state (weights, slots, counters, learning-rate override, position) of every worker by rank 0's: every

@@ -45,7 +45,15 @@ same_bits() {  # label, steps, flags...
     cmp "$OUT/$label-true/ckpt-$steps/$f" "$OUT/$label-false/ckpt-$steps/$f" \
       || fail "$label: $f differs between --allreduce_overlap=true and false"
   done
-  echo "PASS: $label: --allreduce_overlap true and false give byte-identical checkpoints ($(grep -h 'communication not overlapped' "$OUT/$label-true.log" | head -1))"
+  # With overlap, buckets start while gradients are still being computed; without, none is reduced that way.
+  local line
+  line=$(grep -h '^gradient buckets:' "$OUT/$label-true.log") || fail "$label: no 'gradient buckets:' line"
+  [[ $line =~ ^gradient\ buckets:\ [0-9]+,\ ([0-9]+)\ started ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] \
+    || fail "$label: no bucket started during the backward pass: $line"
+  ! grep -q '^gradient buckets:' "$OUT/$label-false.log" || fail "$label: overlapped buckets with --allreduce_overlap=false"
+  echo "PASS: $label: --allreduce_overlap true and false give byte-identical checkpoints ($line;" \
+    "$(grep -h 'communication not overlapped' "$OUT/$label-true.log" | head -1) vs" \
+    "$(grep -h 'communication not overlapped' "$OUT/$label-false.log" | grep -o '([0-9.]*%)'))"
 }
 # mlp: 16,384 + 256 + 32,768 + 128 + 384 + 3 floats in 0.02 MB buckets: 9 buckets, 2 of them fused.
 same_bits mlp-sum 20 --model_name mlp --batch_size 16 --epochs 2 --learning_rate 0.003 --allreduce_bucket_mb 0.02
