@@ -75,7 +75,9 @@ char ProcessState(int64_t pid) {
 
 // Gradient buckets over tensors of `sizes` floats, in order: consecutive small tensors fused up to bucket_floats (one
 // message instead of many); a tensor of at least kAloneFloats is a bucket of its own, reduced where it lies (packing
-// it would only add two copies). [first, last) tensor indices.
+// it would only add two copies). The first bucket (the last layers' gradients, which backward produces first) holds
+// at most 1 MiB, as PyTorch DDP's does, so that a reduction starts early in the backward pass even where all the
+// gradients would fit in one bucket. [first, last) tensor indices.
 std::vector<std::pair<size_t, size_t>> PlanBuckets(const std::vector<int64_t>& sizes, int64_t bucket_bytes) {
   const int64_t bucket_floats = std::max<int64_t>(1, bucket_bytes / 4);
   constexpr int64_t kAloneFloats = 256 << 10;  // 1 MiB
@@ -84,7 +86,8 @@ std::vector<std::pair<size_t, size_t>> PlanBuckets(const std::vector<int64_t>& s
   for (size_t i = 0; i < sizes.size();) {
     size_t j = i;
     int64_t n = 0;
-    while (j < sizes.size() && (j == i || (!alone(j) && n + sizes[j] <= bucket_floats))) {
+    const int64_t cap = buckets.empty() ? std::min(kAloneFloats, bucket_floats) : bucket_floats;
+    while (j < sizes.size() && (j == i || (!alone(j) && n + sizes[j] <= cap))) {
       n += sizes[j];
       ++j;
       if (alone(j - 1)) break;

@@ -540,6 +540,7 @@ Status Trainer::ApplyAveragedGradients(std::vector<Tensor>& results) {
     for (const auto& [weight, out] : ReducedOutputs(cg)) results[cg.fetch_index.at(out)] = std::move((*means)[k++]);
     return RunUpdateGraph(results);
   }
+  const auto t0 = std::chrono::steady_clock::now();  // the copies count too, as the overlapped path's do
   std::vector<Tensor*> grads;
   for (const auto& [weight, out] : cg.grad_outputs) {
     Tensor& g = results[cg.fetch_index.at(out)];
@@ -553,7 +554,6 @@ Status Trainer::ApplyAveragedGradients(std::vector<Tensor>& results) {
     stats.push_back(&t);
   }
   for (Tensor* t : stats) grads.push_back(t);
-  const auto t0 = std::chrono::steady_clock::now();
   STRATA_RETURN_IF_ERROR(impl_->options.collective->AllReduceMean(grads, "the gradients"));
   impl_->comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return RunUpdateGraph(results);
