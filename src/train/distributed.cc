@@ -75,18 +75,20 @@ char ProcessState(int64_t pid) {
 
 // Gradient buckets over tensors of `sizes` floats, in order: consecutive small tensors fused up to bucket_floats (one
 // message instead of many); a tensor of at least kAloneFloats is a bucket of its own, reduced where it lies (packing
-// it would only add two copies). The first bucket (the last layers' gradients, which backward produces first) holds
-// at most 1 MiB, as PyTorch DDP's does, so that a reduction starts early in the backward pass even where all the
-// gradients would fit in one bucket. [first, last) tensor indices.
+// it would only add two copies). A fused bucket also holds at most a quarter of all the floats (and at least 64 KiB):
+// a model whose gradients fit one bucket still gets several, so that the reduction of the last layers' gradients,
+// which backward produces first, starts while it computes the others. [first, last) tensor indices.
 std::vector<std::pair<size_t, size_t>> PlanBuckets(const std::vector<int64_t>& sizes, int64_t bucket_bytes) {
   const int64_t bucket_floats = std::max<int64_t>(1, bucket_bytes / 4);
   constexpr int64_t kAloneFloats = 256 << 10;  // 1 MiB
+  int64_t total = 0;
+  for (int64_t n : sizes) total += n;
+  const int64_t cap = std::min(bucket_floats, std::max<int64_t>(16 << 10, total / 4));
   auto alone = [&](size_t i) { return sizes[i] >= std::min(kAloneFloats, bucket_floats); };
   std::vector<std::pair<size_t, size_t>> buckets;
   for (size_t i = 0; i < sizes.size();) {
     size_t j = i;
     int64_t n = 0;
-    const int64_t cap = buckets.empty() ? std::min(kAloneFloats, bucket_floats) : bucket_floats;
     while (j < sizes.size() && (j == i || (!alone(j) && n + sizes[j] <= cap))) {
       n += sizes[j];
       ++j;
