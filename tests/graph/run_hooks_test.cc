@@ -1,10 +1,12 @@
-// RunHooks (installed by ScopedRunHooks): on_fetch_ready reports each fetched value as soon as the step producing it has run (before later steps),
-// with the value the run returns; after_step runs after every step; a hook's error ends the run with it.
+// RunHooks (installed by ScopedRunHooks): on_fetch_ready reports each fetched value as soon as the step producing it
+// has run (before later steps), with the value the run returns; after_step runs after every step; a hook's error ends
+// the run with it.
+#include "graph/run_hooks.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "graph/run_hooks.h"
 #include "strata/graph.h"
 
 namespace strata::graph {

@@ -41,22 +41,22 @@ TEST(SyncBatchNormTest, ForwardIsBatchNormOverTheBatch) {
         const double m = c == 0 ? m0 : m1, v = c == 0 ? v0 : v1;
         y[k] = static_cast<float>(scale.data<float>()[c] * (px[k] - m) / std::sqrt(v + eps) + bias.data<float>()[c]);
       }
-  RunOpCase({.label = "sync batchnorm forward",
-             .op_type = "SyncBatchNormalization",
-             .domain = "strata",
-             .attrs = {{"epsilon", AFloat(eps)}, {"momentum", AFloat(mom)}},
-             .inputs = {x, scale, bias, mean, var},
-             .num_outputs = 5,
-             .expected = {F(y, {2, 2, 3}),
-                          F({static_cast<float>(0.5 * mom + m0 * (1 - mom)), static_cast<float>(1 * mom + m1 * (1 - mom))},
-                            {2}),
-                          F({static_cast<float>(2 * mom + v0 * (1 - mom)), static_cast<float>(3 * mom + v1 * (1 - mom))},
-                            {2}),
-                          F({3.5f, 5.0f}, {2}),
-                          F({static_cast<float>(1 / std::sqrt(v0 + eps)), static_cast<float>(1 / std::sqrt(v1 + eps))},
-                            {2})},
-             .rtol = 1e-5,
-             .atol = 1e-5});
+  RunOpCase(
+      {.label = "sync batchnorm forward",
+       .op_type = "SyncBatchNormalization",
+       .domain = "strata",
+       .attrs = {{"epsilon", AFloat(eps)}, {"momentum", AFloat(mom)}},
+       .inputs = {x, scale, bias, mean, var},
+       .num_outputs = 5,
+       .expected = {F(y, {2, 2, 3}),
+                    F({static_cast<float>(0.5 * mom + m0 * (1 - mom)), static_cast<float>(1 * mom + m1 * (1 - mom))},
+                      {2}),
+                    F({static_cast<float>(2 * mom + v0 * (1 - mom)), static_cast<float>(3 * mom + v1 * (1 - mom))},
+                      {2}),
+                    F({3.5f, 5.0f}, {2}),
+                    F({static_cast<float>(1 / std::sqrt(v0 + eps)), static_cast<float>(1 / std::sqrt(v1 + eps))}, {2})},
+       .rtol = 1e-5,
+       .atol = 1e-5});
 }
 
 // y, saved_mean, saved_inv_std = SyncBatchNormalization(x, ...); dx, dscale, dbias = its gradient op on dy.
@@ -68,7 +68,7 @@ std::shared_ptr<graph::Model> SyncBnModel() {
   const PartialShape xs = PartialShape::Of({Dim(4), Dim(3), Dim(5)});
   const PartialShape cs = PartialShape::Of({Dim(3)});
   m->graph.inputs = {{"x", DType::kFloat32, xs}, {"dy", DType::kFloat32, xs}};
-  m->graph.outputs = {{"y", DType::kFloat32, xs}, {"rm", DType::kFloat32, cs}, {"rv", DType::kFloat32, cs},
+  m->graph.outputs = {{"y", DType::kFloat32, xs},  {"rm", DType::kFloat32, cs},     {"rv", DType::kFloat32, cs},
                       {"dx", DType::kFloat32, xs}, {"dscale", DType::kFloat32, cs}, {"dbias", DType::kFloat32, cs}};
   m->graph.initializers["scale"] = F({1.5f, 0.5f, 2.0f}, {3});
   m->graph.initializers["bias"] = F({0.1f, -0.2f, 0.3f}, {3});
@@ -105,8 +105,10 @@ std::vector<Tensor> RunSyncBn(const ops::AllReduceSumFn* collective, Status* sta
   std::vector<Tensor> out;
   ops::ScopedAllReduceSum scope(collective);
   const Status st = (*s)->Run({{"x", x}, {"dy", dy}}, &out);
-  if (status != nullptr) *status = st;
-  else EXPECT_TRUE(st.ok()) << st.ToString();
+  if (status != nullptr)
+    *status = st;
+  else
+    EXPECT_TRUE(st.ok()) << st.ToString();
   return out;
 }
 

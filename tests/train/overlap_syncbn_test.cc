@@ -80,8 +80,8 @@ std::unique_ptr<nn::Model> ConvBn(bool synchronized) {
   h = nn::BatchNormalization({.momentum = 0.9, .synchronized = synchronized})(h);
   h = nn::Activation("relu")(h);
   auto logits = nn::Dense(3)(nn::Flatten()(h));
-  return std::make_unique<nn::Model>(std::vector<nn::KerasTensor>{in},
-                                     std::vector<nn::ModelOutput>{{"logits", logits}}, "conv_bn");
+  return std::make_unique<nn::Model>(std::vector<nn::KerasTensor>{in}, std::vector<nn::ModelOutput>{{"logits", logits}},
+                                     "conv_bn");
 }
 
 std::map<std::string, Tensor> Train(nn::Model* model, std::shared_ptr<Collective> c, bool overlap, int steps) {
@@ -106,7 +106,8 @@ void ExpectClose(const std::map<std::string, Tensor>& got, const std::map<std::s
     const Tensor& g = got.at(k);
     ASSERT_EQ(g.shape(), w.shape()) << k;
     for (int64_t i = 0; i < w.num_elements(); ++i)
-      EXPECT_NEAR(g.data<float>()[i], w.data<float>()[i], tol * (1 + std::abs(w.data<float>()[i]))) << k << "[" << i << "]";
+      EXPECT_NEAR(g.data<float>()[i], w.data<float>()[i], tol * (1 + std::abs(w.data<float>()[i])))
+          << k << "[" << i << "]";
   }
 }
 
@@ -119,7 +120,7 @@ TEST(OverlapTest, EveryGradientJoinsTheReductionDuringTheRunAndTheResultIsTheSam
   EXPECT_EQ(overlapped_c->starts, 3);
   EXPECT_EQ(overlapped_c->adds, 3 * 8);
   EXPECT_EQ(overlapped_c->adds_at_wait, 3 * 8);  // all of them before the waits, i.e. during the runs
-  EXPECT_GT(overlapped_c->tests, 0);              // progress after the steps of the runs
+  EXPECT_GT(overlapped_c->tests, 0);             // progress after the steps of the runs
   auto plain_c = std::make_shared<MirrorCollective>();
   auto m2 = ConvBn(false);
   const auto plain = Train(m2.get(), plain_c, false, 3);

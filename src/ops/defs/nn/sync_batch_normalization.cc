@@ -112,7 +112,8 @@ Status SyncBnRun(KernelContext& ctx, int64_t outer, int64_t channels, int64_t in
               [&](int64_t begin, int64_t end) {
                 for (int64_t t = begin; t < end; ++t) {
                   const int64_t c = t % channels;
-                  for (int64_t i = 0; i < inner; ++i) py[t * inner + i] = static_cast<T>(px[t * inner + i] * a[c] + b[c]);
+                  for (int64_t i = 0; i < inner; ++i)
+                    py[t * inner + i] = static_cast<T>(px[t * inner + i] * a[c] + b[c]);
                 }
               });
   auto write = [&](int out, auto value) -> Status {
