@@ -309,8 +309,10 @@ class MpiCollective::Pending final : public PendingAllReduce {
   Pending(MpiCollective* c, const std::vector<Shape>& shapes, std::string_view what)
       : c_(c), shapes_(shapes), what_(what) {}
   ~Pending() override {
-    // An abandoned reduction (an error mid-step) is left to complete or fail with the job; its buffers stay the
-    // collective's, so nothing it writes is freed under it.
+    // Abandoned with reductions in flight (an error mid-step): MPI may still write into the bucket buffers, so they
+    // stay as they are and the collective refuses another overlapped reduction.
+    for (size_t b = 0; b < started_; ++b)
+      if (reqs_[b] != MPI_REQUEST_NULL) c_->pending_abandoned_ = true;
     c_->pending_active_ = false;
   }
 
@@ -414,6 +416,9 @@ StatusOr<std::unique_ptr<PendingAllReduce>> MpiCollective::StartAllReduceMean(co
   if (size_ == 1) return Collective::StartAllReduceMean(shapes, what);
   if (pending_active_)
     return FailedPreconditionError(what, ": another overlapped reduction is still in progress (one at a time)");
+  if (pending_abandoned_)
+    return FailedPreconditionError(what, ": an earlier overlapped reduction was abandoned with reductions in flight "
+                                   "(after an error); this collective cannot start another: restart the workers");
   auto p = std::make_unique<Pending>(this, shapes, what);
   pending_active_ = true;
   STRATA_RETURN_IF_ERROR(p->Init());

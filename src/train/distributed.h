@@ -106,6 +106,7 @@ class MpiCollective final : public Collective {
   std::vector<std::vector<float>> buffers_;  // the bucket buffers, reused from step to step
   std::vector<std::vector<float>> pending_buffers_;  // StartAllReduceMean's, likewise
   bool pending_active_ = false;
+  bool pending_abandoned_ = false;  // a Pending went with reductions in flight: its buffers may still be written
   OverlapStats overlap_stats_;
 };
 
