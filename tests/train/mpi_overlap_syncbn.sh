@@ -62,6 +62,12 @@ same_bits mlp-deterministic 20 --model_name mlp --batch_size 16 --epochs 2 --lea
 same_bits resnet18-syncbn 3 --model_name resnet18 --batch_size 8 --epochs 1 --steps_per_epoch 3 --optimizer sgd \
   --learning_rate 0.01 --sync_batch_norm --deterministic
 
+# A model without batch normalization: --sync_batch_norm is refused, not ignored.
+if out=$("$STRATA" train "${COMMON[@]}" --model_name mlp --batch_size 16 --epochs 1 --sync_batch_norm \
+         --checkpoint_dir "$OUT/nobn" 2>&1); then fail "--sync_batch_norm on mlp: exit 0"; fi
+grep -q "\-\-sync_batch_norm: model 'mlp' has no BatchNormalization layer" <<< "$out" || { echo "$out" | tail -3; fail "--sync_batch_norm on mlp: no error naming it"; }
+echo "PASS: --sync_batch_norm on a model without batch normalization is refused"
+
 # 2. SyncBatchNormalization on 2 workers x batch 4 = batch normalization on 1 worker x batch 8 (one SGD step). The
 # starting weights: a step with a learning rate too small to change any float32 weight.
 R18=(--model_name resnet18 --batch_size 8 --epochs 1 --steps_per_epoch 1 --optimizer sgd --deterministic)
