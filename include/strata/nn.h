@@ -286,10 +286,18 @@ struct BatchNormOptions {
   bool center = true;
   bool scale = true;
   std::string name;
+  // Keras's BatchNormalization(synchronized=True) (tf.keras's SyncBatchNormalization): in training, the batch
+  // statistics are those of every worker's batch together, and so are the sums in their gradient (the op
+  // strata.SyncBatchNormalization reduces them across the workers of a multi-worker Trainer); the moving statistics
+  // follow the global ones. With one worker it equals the unsynchronized layer up to float rounding. Inference and
+  // frozen layers are unchanged.
+  bool synchronized = false;
 };
 // Channels axis (-1). Training normalises with the batch statistics and updates the moving ones with the biased
 // batch variance (Keras 3 semantics); inference and trainable=false layers use the moving statistics.
 LayerRef BatchNormalization(BatchNormOptions options = {});
+// BatchNormalization with options.synchronized = true.
+LayerRef SyncBatchNormalization(BatchNormOptions options = {});
 LayerRef LayerNormalization(double epsilon = 1e-3, std::string name = "");
 // Inverted dropout in training (SeededDropout, a new mask per step); the identity otherwise. noise_shape (Keras's,
 // without the batch dimension): 1 where the mask is shared, e.g. {1, 1, 1} drops whole samples of an image batch
@@ -414,6 +422,10 @@ StatusOr<std::unique_ptr<Model>> ModelFromConfig(std::string_view json, const Cu
                                                  uint64_t seed = 0);
 // The class names ModelFromConfig knows without custom_objects.
 std::vector<std::string> BuiltinLayerClasses();
+
+// Makes every BatchNormalization layer of the built `model` synchronized (BatchNormOptions::synchronized), as
+// `strata train --sync_batch_norm` does; a Trainer must not have built its training graph yet. Returns how many.
+int SynchronizeBatchNormalization(Model& model);
 
 // ---- weight import (src/nn/weights_import.cc; docs/training.md "Transfer learning") ----
 

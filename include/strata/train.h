@@ -121,6 +121,22 @@ struct CompileOptions {
   optim::OptimizerConfig optimizer_config;  // for an optimizer given by name
 };
 
+// A mean over the workers of float32 tensors that become available one by one (gradients, during the backward
+// pass): each bucket's reduction starts as soon as its last tensor is added, so communication overlaps the compute
+// that produces the later ones. Made by Collective::StartAllReduceMean.
+class PendingAllReduce {
+ public:
+  virtual ~PendingAllReduce() = default;
+  // Tensor `i` (of the shapes given to StartAllReduceMean) has its value: copied now, then every bucket whose tensors
+  // are all here starts, in bucket order (every worker starts the same reductions in the same order). A tensor added
+  // again keeps its first value.
+  virtual Status Add(size_t i, const Tensor& value) = 0;
+  // Lets the reductions in flight progress (Open MPI progresses them only inside MPI calls); cheap, never blocks.
+  virtual Status Test() = 0;
+  // Waits for every reduction (every tensor must have been added): the means, in the order of the shapes.
+  virtual StatusOr<std::vector<Tensor>> Wait() = 0;
+};
+
 // Data-parallel training (docs/training.md "Multi-worker training"): what a Trainer needs from the collective layer
 // of a group of workers (src/train/distributed.h implements it over MPI). With a collective of size > 1, the training
 // step runs as two graphs, forward+backward then the optimizer update, with the gradients averaged across workers in
@@ -137,6 +153,14 @@ class Collective {
   virtual Status Broadcast(const std::vector<Tensor*>& tensors, int root, std::string_view what) = 0;
   // Replaces every value by its mean over the workers.
   virtual Status AllReduceMean(std::vector<double>* values, std::string_view what) = 0;
+  // AllReduceMean of float32 tensors of these shapes added one by one (PendingAllReduce), with the same buckets and
+  // the same result bits as AllReduceMean of them in this order. The default collects them and calls AllReduceMean
+  // in Wait (no overlap).
+  virtual StatusOr<std::unique_ptr<PendingAllReduce>> StartAllReduceMean(const std::vector<Shape>& shapes,
+                                                                         std::string_view what);
+  // Replaces `n` floats by their sum over the workers, now (SyncBatchNormalization's statistics and their
+  // gradients). The default (one worker) leaves them.
+  virtual Status AllReduceSum(float* data, int64_t n, std::string_view what);
 };
 // Dynamic loss scaling, Keras's LossScaleOptimizer (docs/training.md "Mixed precision"): the loss is multiplied by
 // the scale before the backward pass and every gradient divided by it before the update (exact: the scale is a power
@@ -178,6 +202,9 @@ struct TrainerOptions {
   std::string run_id;
   // Multi-worker data parallelism (see Collective); null or size 1 = this process alone.
   std::shared_ptr<Collective> collective;
+  // Multi-worker: each gradient bucket's reduction starts during the backward pass, as soon as its gradients exist
+  // (Collective::StartAllReduceMean), instead of after it. The same result bits either way.
+  bool overlap_allreduce = true;
 };
 
 struct FitOptions {

@@ -122,7 +122,8 @@ Status CheckWorkersAgree(train::MpiCollective& workers, const TrainFlags& f, con
   std::string config = StrCat(f.model_name, "|", StrJoin(f.input_shape, ","), "|", f.num_classes, "|", f.batch_size,
                               "|", f.epochs, "|", f.optimizer, "|", f.learning_rate, "|", f.lr_schedule, "|",
                               f.warmup_epochs, "|", f.weight_decay, "|", f.global_clipnorm, "|", f.seed, "|",
-                              f.deterministic, "|", f.steps_per_epoch, "|", f.resume);
+                              f.deterministic, "|", f.steps_per_epoch, "|", f.resume, "|", f.sync_batch_norm, "|",
+                              f.allreduce_overlap);
   for (const nn::WeightSpec& w : model.weight_specs())
     config += StrCat("|", w.name, ":", DTypeName(w.dtype), w.shape.ToString(), w.trainable ? "" : ":frozen");
   STRATA_RETURN_IF_ERROR(workers.CheckSame(config, "the model config and training flags"));
@@ -399,7 +400,14 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
   to.memory_limit_bytes = static_cast<size_t>(f.memory_limit_mb) << 20;
   to.dataset_hash = dataset_hash;
   to.collective = workers;
+  to.overlap_allreduce = f.allreduce_overlap;
   STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));
+  if (f.sync_batch_norm) {
+    const int synced = nn::SynchronizeBatchNormalization(*model);
+    if (synced == 0)
+      return InvalidArgumentError("--sync_batch_norm: model '", f.model_name, "' has no BatchNormalization layer");
+    if (f.verbose > 0) std::printf("--sync_batch_norm: %d BatchNormalization layers synchronized\n", synced);
+  }
   int initial_epoch = 0;
   int64_t initial_batch = 0;
   bool resumed = false;
@@ -492,6 +500,9 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
       std::printf("communication not overlapped by computation: %.2fs of %.2fs in training steps (%.1f%%)\n",
                   trainer->communication_seconds(), trainer->step_seconds(),
                   100.0 * trainer->communication_seconds() / std::max(1e-9, trainer->step_seconds()));
+    if (const train::MpiCollective::OverlapStats& o = workers->overlap_stats(); chief && o.buckets > 0)
+      std::printf("gradient buckets: %lld, %lld started during the backward pass, %lld reduced before it ended\n",
+                  (long long)o.buckets, (long long)o.started_early, (long long)o.done_before_wait);
     if (!chief) return Status::OK();
   }
   std::printf("trained %d epochs in %.1fs: %lld steps, %lld plan compilations (%lld plan-cache hits)\n",

@@ -130,6 +130,12 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
   cmd->add_option(FlagNames("--collective_timeout_s"), f->collective_timeout_s,
                   "multi_worker_mirrored: the longest a worker waits for the others before failing, naming the "
                   "worker that is gone");
+  cmd->add_flag(FlagNames("--allreduce_overlap"), f->allreduce_overlap,
+                "multi_worker_mirrored: start each bucket's allreduce during the backward pass, as soon as its "
+                "gradients exist (default true; =false: after the backward pass, the same result bits)");
+  cmd->add_flag(FlagNames("--sync_batch_norm"), f->sync_batch_norm,
+                "Make the model's BatchNormalization layers synchronized (Keras SyncBatchNormalization): batch "
+                "statistics over every worker's batch");
   cmd->add_option(FlagNames("--mixed_precision"), f->mixed_precision,
                   "none (float32), bf16 (Keras mixed_bfloat16: convolutions and matmuls in oneDNN bfloat16) or fp16 "
                   "(mixed_float16: their operands rounded to float16, with dynamic loss scaling)");
@@ -282,9 +288,12 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     else if (key == "verbose") STRATA_RETURN_IF_ERROR(num(&f->verbose));
     else if (key == "deterministic" || key == "resume" || key == "overwrite" || key == "enable_xla" ||
              key == "terminate_on_nan" || key == "check_numerics" || key == "new_head" || key == "freeze_base" ||
-             key == "random_flip" || key == "random_crop") {
+             key == "random_flip" || key == "random_crop" || key == "allreduce_overlap" ||
+             key == "sync_batch_norm") {
       if (!v.is_bool()) return InvalidArgumentError(f->config, ": '", key, "' must be true or false");
-      (key == "random_flip"        ? f->random_flip
+      (key == "allreduce_overlap"  ? f->allreduce_overlap
+       : key == "sync_batch_norm"  ? f->sync_batch_norm
+       : key == "random_flip"      ? f->random_flip
        : key == "random_crop"      ? f->random_crop
        : key == "new_head"         ? f->new_head
        : key == "freeze_base"      ? f->freeze_base

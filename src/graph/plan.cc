@@ -8,6 +8,7 @@
 
 #include "core/logging.h"
 #include "graph/interpreter.h"
+#include "graph/run_hooks.h"
 #include "ops/inplace.h"
 
 namespace strata::graph {
@@ -488,8 +489,17 @@ void Plan::ReleaseState(std::unique_ptr<ExecState> state) const {
   pool_.push_back(std::move(state));
 }
 
+namespace {
+thread_local const RunHooks* current_run_hooks = nullptr;
+}  // namespace
+
+const RunHooks* CurrentRunHooks() { return current_run_hooks; }
+ScopedRunHooks::ScopedRunHooks(const RunHooks* hooks) : previous_(current_run_hooks) { current_run_hooks = hooks; }
+ScopedRunHooks::~ScopedRunHooks() { current_run_hooks = previous_; }
+
 Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int>& fetch_ids,
                  std::vector<Tensor>* results) const {
+  const RunHooks* hooks = CurrentRunHooks();
   std::unique_ptr<ExecState> state = AcquireState();
   if (!state) {
     state = std::make_unique<ExecState>();
@@ -531,9 +541,23 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
   for (size_t i = 0; i < input_ids_.size(); ++i) state->values[input_ids_[i]] = *inputs[i];
 
   Status status;
+  // RunHooks::on_fetch_ready: the fetches each step completes (-1: those ready before the first step).
+  std::vector<std::vector<size_t>> ready_at;
+  const bool notify = hooks != nullptr && hooks->on_fetch_ready;
+  if (notify) {
+    ready_at.resize(steps_.size() + 1);
+    for (size_t f = 0; f < fetch_ids.size(); ++f) {
+      const int producer = fetch_ids[f] >= 0 ? values_[fetch_ids[f]].producer : -1;
+      ready_at[producer + 1].push_back(f);
+    }
+    for (size_t f : ready_at[0]) {
+      status = hooks->on_fetch_ready(f, state->values[fetch_ids[f]]);
+      if (!status.ok()) break;
+    }
+  }
   std::vector<double> times;
   if (profile_) times.assign(steps_.size(), 0.0);
-  for (size_t s = 0; s < steps_.size(); ++s) {
+  for (size_t s = 0; s < steps_.size() && status.ok(); ++s) {
     const PlanStep& step = steps_[s];
     for (size_t i = 0; i < step.inputs.size(); ++i)
       state->ins[i] = step.inputs[i] >= 0 ? &state->values[step.inputs[i]] : nullptr;
@@ -559,6 +583,13 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
     }
     if (!status.ok()) break;
     for (int id : step.release) state->values[id] = Tensor();
+    if (notify)
+      for (size_t f : ready_at[s + 1]) {
+        status = hooks->on_fetch_ready(f, state->values[fetch_ids[f]]);
+        if (!status.ok()) break;
+      }
+    if (status.ok() && hooks != nullptr && hooks->after_step) status = hooks->after_step();
+    if (!status.ok()) break;
   }
   if (status.ok()) {
     results->clear();

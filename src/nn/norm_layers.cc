@@ -4,7 +4,8 @@
 // BatchNormalization with training_mode=1: normalise with the batch statistics, and the running outputs
 // (running = running * momentum + batch * (1 - momentum), batch variance biased) become the new moving statistics;
 // this is Keras 3's rule (tf.keras's fused kernel uses the unbiased variance for the moving average). Otherwise the
-// moving statistics normalise. Rank-4 inputs run channels-first.
+// moving statistics normalise. Rank-4 inputs run channels-first. Synchronized, training emits
+// strata.SyncBatchNormalization instead (statistics over every worker's batch).
 #include "nn/internal.h"
 
 namespace strata::nn {
@@ -21,6 +22,8 @@ class BatchNormLayer final : public Layer {
     return ConfigText({{"momentum", o_.momentum}, {"epsilon", o_.epsilon}, {"center", o_.center},
                        {"scale", o_.scale}});
   }
+  // 1 when it was not synchronized yet.
+  int Synchronize() { return o_.synchronized ? 0 : (o_.synchronized = true, 1); }
 
   Status Build(const std::vector<TensorSpec>& inputs) override {
     if (inputs.size() != 1 || inputs[0].rank() < 2 || inputs[0].shape.back() <= 0)
@@ -48,6 +51,15 @@ class BatchNormLayer final : public Layer {
     a["epsilon"] = AFloat(o_.epsilon);
     a["momentum"] = AFloat(o_.momentum);
     const bool train = ctx.training() && trainable();
+    if (train && o_.synchronized) {
+      // Y, the new moving statistics, and the global mean and 1/std its gradient reads.
+      auto outs = ctx.Emit("SyncBatchNormalization",
+                           {x, gamma, beta, ctx.Weight("moving_mean"), ctx.Weight("moving_variance")}, std::move(a), 5,
+                           graph::kStrataDomain);
+      ctx.UpdateState("moving_mean", outs[1]);
+      ctx.UpdateState("moving_variance", outs[2]);
+      return std::vector<Value>{{outs[0], cf && s.rank() > 2}};
+    }
     if (train) a["training_mode"] = AInt(1);
     auto outs = ctx.Emit("BatchNormalization",
                          {x, gamma, beta, ctx.Weight("moving_mean"), ctx.Weight("moving_variance")}, std::move(a),
@@ -92,6 +104,16 @@ class LayerNormLayer final : public Layer {
 
 LayerRef BatchNormalization(BatchNormOptions options) {
   return LayerRef(std::make_shared<BatchNormLayer>(std::move(options)));
+}
+LayerRef SyncBatchNormalization(BatchNormOptions options) {
+  options.synchronized = true;
+  return BatchNormalization(std::move(options));
+}
+int SynchronizeBatchNormalization(Model& model) {
+  int n = 0;
+  for (Layer* layer : model.layers())
+    if (auto* bn = dynamic_cast<BatchNormLayer*>(layer)) n += bn->Synchronize();
+  return n;
 }
 LayerRef LayerNormalization(double epsilon, std::string name) {
   return LayerRef(std::make_shared<LayerNormLayer>(epsilon, std::move(name)));

@@ -276,6 +276,7 @@ void RegisterMaxPool(OpRegistry* r);
 void RegisterMaxUnpool(OpRegistry* r);
 void RegisterMeanVarianceNormalization(OpRegistry* r);
 void RegisterSoftmax(OpRegistry* r);
+void RegisterSyncBatchNormalization(OpRegistry* r);
 
 static void RegisterNnFamily(OpRegistry* r) {
   RegisterAveragePool(r);
@@ -296,6 +297,7 @@ static void RegisterNnFamily(OpRegistry* r) {
   RegisterMaxUnpool(r);
   RegisterMeanVarianceNormalization(r);
   RegisterSoftmax(r);
+  RegisterSyncBatchNormalization(r);
 }
 
 // ---- reduce (defs/reduce) ----

@@ -73,6 +73,33 @@ char ProcessState(int64_t pid) {
   return paren != nullptr && paren + 2 < buf + n ? paren[2] : '?';
 }
 
+// Gradient buckets over tensors of `sizes` floats, in order: consecutive small tensors fused up to bucket_floats (one
+// message instead of many); a tensor of at least kAloneFloats is a bucket of its own, reduced where it lies (packing
+// it would only add two copies). A fused bucket also holds at most a quarter of all the floats (and at least 64 KiB):
+// a model whose gradients fit one bucket still gets several, so that the reduction of the last layers' gradients,
+// which backward produces first, starts while it computes the others. [first, last) tensor indices.
+std::vector<std::pair<size_t, size_t>> PlanBuckets(const std::vector<int64_t>& sizes, int64_t bucket_bytes) {
+  const int64_t bucket_floats = std::max<int64_t>(1, bucket_bytes / 4);
+  constexpr int64_t kAloneFloats = 256 << 10;  // 1 MiB
+  int64_t total = 0;
+  for (int64_t n : sizes) total += n;
+  const int64_t cap = std::min(bucket_floats, std::max<int64_t>(16 << 10, total / 4));
+  auto alone = [&](size_t i) { return sizes[i] >= std::min(kAloneFloats, bucket_floats); };
+  std::vector<std::pair<size_t, size_t>> buckets;
+  for (size_t i = 0; i < sizes.size();) {
+    size_t j = i;
+    int64_t n = 0;
+    while (j < sizes.size() && (j == i || (!alone(j) && n + sizes[j] <= cap))) {
+      n += sizes[j];
+      ++j;
+      if (alone(j - 1)) break;
+    }
+    buckets.emplace_back(i, j);
+    i = j;
+  }
+  return buckets;
+}
+
 }  // namespace
 
 int LaunchedWorldSize() {
@@ -203,38 +230,44 @@ Status MpiCollective::WaitAll(void* requests, int n, std::string_view what) {
   }
 }
 
+Status MpiCollective::StartBucket(float* data, int n, void* request, std::string_view what) {
+  MPI_Request* req = static_cast<MPI_Request*>(request);
+  const int rc = options_.deterministic
+                     ? MPI_Ireduce(rank_ == 0 ? MPI_IN_PLACE : data, data, n, MPI_FLOAT, OrderedSumOp(), 0,
+                                   MPI_COMM_WORLD, req)
+                     : MPI_Iallreduce(MPI_IN_PLACE, data, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, req);
+  return MpiStatus(rc, options_.deterministic ? "MPI_Ireduce" : "MPI_Iallreduce", what);
+}
+
+Status MpiCollective::FinishBuckets(void* requests, float* const* data, const int* counts, int n,
+                                    std::string_view what) {
+  MPI_Request* reqs = static_cast<MPI_Request*>(requests);
+  STRATA_RETURN_IF_ERROR(WaitAll(reqs, n, what));
+  if (!options_.deterministic) return Status::OK();
+  for (int b = 0; b < n; ++b)  // rank 0 holds the sums: every rank takes its bits
+    STRATA_RETURN_IF_ERROR(
+        MpiStatus(MPI_Ibcast(data[b], counts[b], MPI_FLOAT, 0, MPI_COMM_WORLD, &reqs[b]), "MPI_Ibcast", what));
+  return WaitAll(reqs, n, what);
+}
+
 Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::string_view what) {
   if (size_ == 1) return Status::OK();
-  const int64_t bucket_floats = std::max<int64_t>(1, options_.bucket_bytes / 4);
-  // Buckets: consecutive small tensors fused up to bucket_floats (one message instead of many); a tensor of at least
-  // kAloneFloats is a bucket of its own, reduced where it lies (packing it would only add two copies).
-  constexpr int64_t kAloneFloats = 256 << 10;  // 1 MiB
-  auto alone = [&](size_t i) { return tensors[i]->num_elements() >= std::min(kAloneFloats, bucket_floats); };
-  std::vector<std::pair<size_t, size_t>> buckets;  // [first, last) tensor indices
-  for (size_t i = 0; i < tensors.size();) {
-    size_t j = i;
-    int64_t n = 0;
-    while (j < tensors.size() && (j == i || (!alone(j) && n + tensors[j]->num_elements() <= bucket_floats))) {
-      if (tensors[j]->dtype() != DType::kFloat32)
-        return InvalidArgumentError(what, ": tensor ", j, " is ", tensors[j]->TypeString(),
-                                    "; only float32 is reduced");
-      n += tensors[j]->num_elements();
-      ++j;
-      if (alone(j - 1)) break;
-    }
-    if (n > INT_MAX)
-      return InvalidArgumentError(what, ": tensor ", i, " has ", n, " elements, more than MPI's int count");
-    buckets.emplace_back(i, j);
-    i = j;
+  std::vector<int64_t> sizes;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i]->dtype() != DType::kFloat32)
+      return InvalidArgumentError(what, ": tensor ", i, " is ", tensors[i]->TypeString(), "; only float32 is reduced");
+    sizes.push_back(tensors[i]->num_elements());
   }
+  const std::vector<std::pair<size_t, size_t>> buckets = PlanBuckets(sizes, options_.bucket_bytes);
   if (buffers_.size() < buckets.size()) buffers_.resize(buckets.size());
   std::vector<MPI_Request> reqs(buckets.size(), MPI_REQUEST_NULL);
-  std::vector<MPI_Request> bcasts;
   std::vector<float*> data(buckets.size());  // each bucket's contiguous floats
   std::vector<int> counts(buckets.size());
   for (size_t b = 0; b < buckets.size(); ++b) {
-    size_t n = 0;
-    for (size_t i = buckets[b].first; i < buckets[b].second; ++i) n += tensors[i]->num_elements();
+    int64_t n = 0;
+    for (size_t i = buckets[b].first; i < buckets[b].second; ++i) n += sizes[i];
+    if (n > INT_MAX)
+      return InvalidArgumentError(what, ": bucket ", b, " has ", n, " elements, more than MPI's int count");
     counts[b] = static_cast<int>(n);
     if (buckets[b].second - buckets[b].first == 1) {
       data[b] = tensors[buckets[b].first]->data<float>();  // a bucket of one tensor is reduced where it is
@@ -249,23 +282,13 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
       data[b] = buf.data();
     }
     // Started as soon as it is packed; the next bucket is packed while it travels.
-    const int rc = options_.deterministic
-                       ? MPI_Ireduce(rank_ == 0 ? MPI_IN_PLACE : data[b], data[b], counts[b], MPI_FLOAT,
-                                     OrderedSumOp(), 0, MPI_COMM_WORLD, &reqs[b])
-                       : MPI_Iallreduce(MPI_IN_PLACE, data[b], counts[b], MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                                        &reqs[b]);
-    STRATA_RETURN_IF_ERROR(MpiStatus(rc, options_.deterministic ? "MPI_Ireduce" : "MPI_Iallreduce", what));
+    STRATA_RETURN_IF_ERROR(StartBucket(data[b], counts[b], &reqs[b], what));
     int ignored = 0;
     MPI_Testall(static_cast<int>(b + 1), reqs.data(), &ignored, MPI_STATUSES_IGNORE);  // progress
   }
   const auto t0 = std::chrono::steady_clock::now();
-  STRATA_RETURN_IF_ERROR(WaitAll(reqs.data(), static_cast<int>(reqs.size()), what));
-  if (options_.deterministic) {  // rank 0 holds the sums: every rank takes its bits
-    for (size_t b = 0; b < buckets.size(); ++b)
-      STRATA_RETURN_IF_ERROR(
-          MpiStatus(MPI_Ibcast(data[b], counts[b], MPI_FLOAT, 0, MPI_COMM_WORLD, &reqs[b]), "MPI_Ibcast", what));
-    STRATA_RETURN_IF_ERROR(WaitAll(reqs.data(), static_cast<int>(reqs.size()), what));
-  }
+  STRATA_RETURN_IF_ERROR(
+      FinishBuckets(reqs.data(), data.data(), counts.data(), static_cast<int>(buckets.size()), what));
   last_wait_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const float scale = 1.0f / static_cast<float>(size_);
   for (size_t b = 0; b < buckets.size(); ++b) {
@@ -278,6 +301,137 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
     }
   }
   return Status::OK();
+}
+
+// StartAllReduceMean's reduction: the tensors are copied into the collective's bucket buffers as they are added.
+class MpiCollective::Pending final : public PendingAllReduce {
+ public:
+  Pending(MpiCollective* c, const std::vector<Shape>& shapes, std::string_view what)
+      : c_(c), shapes_(shapes), what_(what) {}
+  ~Pending() override {
+    // Abandoned with reductions in flight (an error mid-step): MPI may still write into the bucket buffers, so they
+    // stay as they are and the collective refuses another overlapped reduction.
+    for (size_t b = 0; b < started_; ++b)
+      if (reqs_[b] != MPI_REQUEST_NULL) c_->pending_abandoned_ = true;
+    c_->pending_active_ = false;
+  }
+
+  Status Init() {
+    std::vector<int64_t> sizes;
+    for (const Shape& s : shapes_) sizes.push_back(s.NumElements());
+    buckets_ = PlanBuckets(sizes, c_->options_.bucket_bytes);
+    std::vector<std::vector<float>>& bufs = c_->pending_buffers_;
+    if (bufs.size() < buckets_.size()) bufs.resize(buckets_.size());
+    place_.resize(shapes_.size());
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      int64_t n = 0;
+      for (size_t i = buckets_[b].first; i < buckets_[b].second; ++i) {
+        place_[i] = {b, n};
+        n += sizes[i];
+      }
+      if (n > INT_MAX)
+        return InvalidArgumentError(what_, ": bucket ", b, " has ", n, " elements, more than MPI's int count");
+      bufs[b].resize(n);
+      data_.push_back(bufs[b].data());
+      counts_.push_back(static_cast<int>(n));
+      missing_.push_back(buckets_[b].second - buckets_[b].first);
+    }
+    added_.assign(shapes_.size(), 0);
+    reqs_.assign(buckets_.size(), MPI_REQUEST_NULL);
+    return Status::OK();
+  }
+
+  Status Add(size_t i, const Tensor& value) override {
+    if (i >= shapes_.size())
+      return InvalidArgumentError(what_, ": tensor ", i, " added, but only ", shapes_.size(), " were announced");
+    if (value.dtype() != DType::kFloat32 || value.shape() != shapes_[i])
+      return InvalidArgumentError(what_, ": tensor ", i, " must be float32", shapes_[i].ToString(), ", got ",
+                                  value.TypeString());
+    if (added_[i]) return Status::OK();
+    added_[i] = 1;
+    ++added_count_;
+    const auto [b, off] = place_[i];
+    std::memcpy(data_[b] + off, value.data<float>(), value.byte_size());
+    --missing_[b];
+    // In bucket order, so that every worker starts the same reductions in the same order.
+    while (started_ < buckets_.size() && missing_[started_] == 0) {
+      STRATA_RETURN_IF_ERROR(c_->StartBucket(data_[started_], counts_[started_], &reqs_[started_], what_));
+      ++started_;
+      if (added_count_ < added_.size()) ++c_->overlap_stats_.started_early;
+    }
+    return Test();
+  }
+
+  Status Test() override {
+    if (started_ == 0) return Status::OK();
+    // Testsome: completed requests become MPI_REQUEST_NULL (Wait counts them).
+    int done = 0;
+    std::vector<int>& indices = indices_;
+    indices.resize(started_);
+    return MpiStatus(MPI_Testsome(static_cast<int>(started_), reqs_.data(), &done, indices.data(),
+                                  MPI_STATUSES_IGNORE),
+                     "MPI_Testsome", what_);
+  }
+
+  StatusOr<std::vector<Tensor>> Wait() override {
+    if (started_ < buckets_.size()) {
+      for (size_t i = 0; i < added_.size(); ++i)
+        if (!added_[i])
+          return FailedPreconditionError(what_, ": tensor ", i, " (", shapes_[i].ToString(), ") was never added");
+    }
+    c_->overlap_stats_.buckets += static_cast<int64_t>(buckets_.size());
+    for (size_t b = 0; b < started_; ++b) c_->overlap_stats_.done_before_wait += reqs_[b] == MPI_REQUEST_NULL;
+    STRATA_RETURN_IF_ERROR(
+        c_->FinishBuckets(reqs_.data(), data_.data(), counts_.data(), static_cast<int>(buckets_.size()), what_));
+    const float scale = 1.0f / static_cast<float>(c_->size_);
+    std::vector<Tensor> means;
+    for (size_t i = 0; i < shapes_.size(); ++i) {
+      Tensor t = Tensor::Empty(DType::kFloat32, shapes_[i]);
+      const float* p = data_[place_[i].first] + place_[i].second;
+      float* q = t.data<float>();
+      for (int64_t k = 0, n = t.num_elements(); k < n; ++k) q[k] = p[k] * scale;
+      means.push_back(std::move(t));
+    }
+    return means;
+  }
+
+ private:
+  MpiCollective* c_;
+  std::vector<Shape> shapes_;
+  std::string what_;
+  std::vector<std::pair<size_t, size_t>> buckets_;
+  std::vector<std::pair<size_t, int64_t>> place_;  // tensor -> (bucket, offset in its buffer)
+  std::vector<float*> data_;
+  std::vector<int> counts_;
+  std::vector<size_t> missing_;  // tensors each bucket still waits for
+  std::vector<uint8_t> added_;
+  std::vector<MPI_Request> reqs_;
+  std::vector<int> indices_;  // MPI_Testsome's output
+  size_t started_ = 0;        // buckets [0, started_) are in flight
+  size_t added_count_ = 0;
+};
+
+StatusOr<std::unique_ptr<PendingAllReduce>> MpiCollective::StartAllReduceMean(const std::vector<Shape>& shapes,
+                                                                               std::string_view what) {
+  if (size_ == 1) return Collective::StartAllReduceMean(shapes, what);
+  if (pending_active_)
+    return FailedPreconditionError(what, ": another overlapped reduction is still in progress (one at a time)");
+  if (pending_abandoned_)
+    return FailedPreconditionError(what, ": an earlier overlapped reduction was abandoned with reductions in flight "
+                                   "(after an error); this collective cannot start another: restart the workers");
+  auto p = std::make_unique<Pending>(this, shapes, what);
+  pending_active_ = true;
+  STRATA_RETURN_IF_ERROR(p->Init());
+  return std::unique_ptr<PendingAllReduce>(std::move(p));
+}
+
+Status MpiCollective::AllReduceSum(float* data, int64_t n, std::string_view what) {
+  if (size_ == 1 || n == 0) return Status::OK();
+  if (n > INT_MAX) return InvalidArgumentError(what, ": ", n, " elements, more than MPI's int count");
+  MPI_Request req = MPI_REQUEST_NULL;
+  STRATA_RETURN_IF_ERROR(StartBucket(data, static_cast<int>(n), &req, what));
+  const int count = static_cast<int>(n);
+  return FinishBuckets(&req, &data, &count, 1, what);
 }
 
 Status MpiCollective::Broadcast(const std::vector<Tensor*>& tensors, int root, std::string_view what) {

@@ -53,6 +53,13 @@ class MpiCollective final : public Collective {
   Status AllReduceMean(const std::vector<Tensor*>& tensors, std::string_view what) override;
   Status Broadcast(const std::vector<Tensor*>& tensors, int root, std::string_view what) override;
   Status AllReduceMean(std::vector<double>* values, std::string_view what) override;
+  // Overlapped AllReduceMean: the same buckets, reductions and result bits, each bucket's reduction started by the
+  // Add that completes it (in bucket order), progressed by Add and Test. One at a time: the bucket buffers are the
+  // collective's, reused from one to the next.
+  StatusOr<std::unique_ptr<PendingAllReduce>> StartAllReduceMean(const std::vector<Shape>& shapes,
+                                                                 std::string_view what) override;
+  // Under `deterministic`, in rank order on rank 0 then broadcast (the same bits everywhere); MPI_SUM otherwise.
+  Status AllReduceSum(float* data, int64_t n, std::string_view what) override;
   // Replaces `value` by its minimum over the workers.
   Status AllReduceMin(int64_t* value, std::string_view what);
   // FailedPrecondition naming every rank whose `value` differs from rank 0's (`what` says what the value is).
@@ -62,11 +69,26 @@ class MpiCollective final : public Collective {
   void set_deterministic(bool d) { options_.deterministic = d; }
   // Seconds spent in the last AllReduceMean of tensors waiting for communication after the last bucket was packed.
   double last_wait_seconds() const { return last_wait_s_; }
+  // Over every StartAllReduceMean so far: buckets reduced, those started before their reduction's last tensor was
+  // added (during the backward pass, with compute still to do), and those already complete when Wait began.
+  struct OverlapStats {
+    int64_t buckets = 0;
+    int64_t started_early = 0;
+    int64_t done_before_wait = 0;
+  };
+  const OverlapStats& overlap_stats() const { return overlap_stats_; }
   // Ends the whole job now (MPI_Abort), after an error has been reported; never returns.
   [[noreturn]] static void Abort(int code);
 
  private:
   MpiCollective() = default;
+  class Pending;
+  friend class Pending;
+  // Starts the reduction of `n` floats at `data` in place (MPI_Iallreduce; MPI_Ireduce to rank 0 under
+  // `deterministic`, whose result FinishBuckets then broadcasts). `request` points to an MPI_Request.
+  Status StartBucket(float* data, int n, void* request, std::string_view what);
+  // Waits for `n` buckets started by StartBucket (requests, data, counts): then every rank holds the sums.
+  Status FinishBuckets(void* requests, float* const* data, const int* counts, int n, std::string_view what);
   struct Peer {
     std::string host;
     int64_t pid = 0;
@@ -82,6 +104,10 @@ class MpiCollective final : public Collective {
   std::vector<Peer> peers_;
   double last_wait_s_ = 0;
   std::vector<std::vector<float>> buffers_;  // the bucket buffers, reused from step to step
+  std::vector<std::vector<float>> pending_buffers_;  // StartAllReduceMean's, likewise
+  bool pending_active_ = false;
+  bool pending_abandoned_ = false;  // a Pending went with reductions in flight: its buffers may still be written
+  OverlapStats overlap_stats_;
 };
 
 // Replaces the state (weights, slots, counters, learning-rate override, position) of every worker by rank 0's: every

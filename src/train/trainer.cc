@@ -10,6 +10,8 @@
 
 #include "core/logging.h"
 #include "core/parallel.h"
+#include "graph/run_hooks.h"
+#include "ops/collective.h"
 #include "train/trainer_impl.h"
 
 namespace strata::train {
@@ -422,7 +424,12 @@ StatusOr<Logs> Trainer::TrainOnBatch(const data::Element& batch, const std::map<
   }
   if (cg.loss_scaling) feeds.emplace_back(kLossScaleInput, impl_->state.slots.at(kLossScaleSlot));
   std::vector<Tensor> results;
-  Status s = cg.session->Run(feeds, cg.fetches, &results);
+  Status s;
+  if (impl_->distributed()) {
+    s = impl_->RunGradientStep(feeds, &results);
+  } else {
+    s = cg.session->Run(feeds, cg.fetches, &results);
+  }
   if (!s.ok()) return s.WithContext(StrCat("training step ", impl_->state.iterations));
   if (impl_->distributed()) {
     s = impl_->ApplyAveragedGradients(results);
@@ -497,11 +504,79 @@ Status Trainer::Impl::AverageLogs(Logs* logs) const {
   return Status::OK();
 }
 
+namespace {
+
+// (weight, output) of what a multi-worker step averages, in the order it is reduced: the gradients (reverse layer
+// order), then the batch-norm statistics the forward pass updated.
+std::vector<std::pair<std::string, std::string>> ReducedOutputs(const CompiledGraph& cg) {
+  std::vector<std::pair<std::string, std::string>> all = cg.grad_outputs;
+  all.insert(all.end(), cg.weight_outputs.begin(), cg.weight_outputs.end());
+  return all;
+}
+
+}  // namespace
+
+// Multi-worker step, the gradient graph: its run reduces through the collective (SyncBatchNormalization), and with
+// overlap_allreduce each gradient (reverse layer order), then each batch-norm statistic, joins the collective's
+// overlapped mean as soon as the run has computed it, its bucket's reduction starting when the bucket is complete.
+Status Trainer::Impl::RunGradientStep(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                      std::vector<Tensor>* results) {
+  CompiledGraph& cg = *train;
+  Collective& c = *options.collective;
+  graph::RunHooks hooks;
+  double comm = 0;  // seconds in the collective on this thread: communication nothing overlaps
+  auto timed = [&comm](auto&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = f();
+    comm += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return s;
+  };
+  const ops::AllReduceSumFn all_reduce_sum = [&](float* data, int64_t n, std::string_view what) {
+    return timed([&] { return c.AllReduceSum(data, n, what); });
+  };
+  pending.reset();
+  std::vector<int> pending_of_fetch(cg.fetches.size(), -1);  // fetch -> index in the overlapped reduction
+  if (options.overlap_allreduce) {
+    std::vector<Shape> shapes;
+    for (const auto& [weight, out] : ReducedOutputs(cg)) {
+      pending_of_fetch[cg.fetch_index.at(out)] = static_cast<int>(shapes.size());
+      shapes.push_back(state.weights.at(weight).shape());
+    }
+    STRATA_ASSIGN_OR_RETURN(pending, c.StartAllReduceMean(shapes, "the gradients"));
+    PendingAllReduce* reduction = pending.get();
+    hooks.on_fetch_ready = [&, reduction](size_t fetch, const Tensor& value) {
+      if (pending_of_fetch[fetch] < 0) return Status::OK();
+      return timed([&] { return reduction->Add(pending_of_fetch[fetch], value); });
+    };
+    hooks.after_step = [&, reduction] { return timed([&] { return reduction->Test(); }); };
+  }
+  Status s;
+  {
+    graph::ScopedRunHooks scoped_hooks(&hooks);
+    ops::ScopedAllReduceSum scoped_sum(&all_reduce_sum);
+    s = cg.session->Run(feeds, cg.fetches, results);
+  }
+  comm_seconds += comm;
+  if (!s.ok()) pending.reset();
+  return s;
+}
+
 // Multi-worker step, after the gradient graph ran: averages the gradients (reverse layer order, bucketed by the
-// collective) and the batch-norm statistics across workers, then runs the update graph on the averages.
+// collective) and the batch-norm statistics across workers (or waits for the overlapped reduction RunGradientStep
+// started), then runs the update graph on the averages.
 Status Trainer::Impl::ApplyAveragedGradients(std::vector<Tensor>& results) {
   CompiledGraph& cg = *train;
-  CompiledGraph& ag = *apply;
+  if (pending) {
+    const auto t0 = std::chrono::steady_clock::now();
+    StatusOr<std::vector<Tensor>> means = pending->Wait();
+    pending.reset();
+    comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!means.ok()) return means.status();
+    size_t k = 0;
+    for (const auto& [weight, out] : ReducedOutputs(cg)) results[cg.fetch_index.at(out)] = std::move((*means)[k++]);
+    return RunUpdateGraph(results);
+  }
+  const auto t0 = std::chrono::steady_clock::now();  // the copies count too, as the overlapped path's do
   std::vector<Tensor*> grads;
   for (const auto& [weight, out] : cg.grad_outputs) {
     Tensor& g = results[cg.fetch_index.at(out)];
@@ -515,9 +590,15 @@ Status Trainer::Impl::ApplyAveragedGradients(std::vector<Tensor>& results) {
     stats.push_back(&t);
   }
   for (Tensor* t : stats) grads.push_back(t);
-  const auto t0 = std::chrono::steady_clock::now();
   STRATA_RETURN_IF_ERROR(options.collective->AllReduceMean(grads, "the gradients"));
   comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return RunUpdateGraph(results);
+}
+
+// The update graph on the averaged gradients; the averaged batch-norm statistics become the new moving statistics.
+Status Trainer::Impl::RunUpdateGraph(std::vector<Tensor>& results) {
+  CompiledGraph& cg = *train;
+  CompiledGraph& ag = *apply;
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const auto& [weight, out] : cg.grad_outputs) {
     feeds.emplace_back(weight, state.weights.at(weight));

@@ -67,6 +67,8 @@ struct Trainer::Impl {
   // Multi-worker (options.collective of size > 1): `train` is the gradient graph and `apply` the update graph.
   std::optional<CompiledGraph> apply;
   double comm_seconds = 0, step_seconds = 0;  // multi-worker timing (Trainer::communication_seconds)
+  // Multi-worker with overlap_allreduce: the gradient reduction the current step's backward pass started.
+  std::unique_ptr<PendingAllReduce> pending;
   bool distributed() const { return options.collective && options.collective->size() > 1; }
   std::vector<std::string> slot_keys;  // "optimizer/<var>/<slot>"
   // The trainable weights the training plan was compiled for (a change of layer.trainable recompiles it).
@@ -88,6 +90,11 @@ struct Trainer::Impl {
   Status EnsureEvalSession(const data::Element& batch, const std::map<std::string, std::string>& keys, bool with_loss);
   // Multi-worker step: averages the gradient graph's results across workers and runs the update graph on them.
   Status ApplyAveragedGradients(std::vector<Tensor>& results);
+  // Multi-worker: the gradient graph's run, reducing through the collective (SyncBatchNormalization) and, with
+  // overlap_allreduce, starting each gradient bucket's reduction as soon as the backward pass has computed it.
+  Status RunGradientStep(const std::vector<std::pair<std::string, Tensor>>& feeds, std::vector<Tensor>* results);
+  // The update graph on the averaged gradients.
+  Status RunUpdateGraph(std::vector<Tensor>& results);
   void ResetMetrics();
   // Keras logs of the running means: loss, <output>_loss (several outputs), metrics (<output>_<name> likewise).
   Logs CurrentLogs() const;
