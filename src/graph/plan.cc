@@ -494,7 +494,9 @@ void Plan::TraceStep(const PlanStep& step, const ExecState& state, double t0_us,
   const double t1 = trace->profiler->NowMicros();
   TraceEvent e;
   e.name = step.node->name.empty() ? step.node->op_type : step.node->name;
-  e.cat = step.node->domain.empty() ? step.node->op_type : StrCat(step.node->domain, ".", step.node->op_type);
+  // The category is the bare op type: "strata.*" categories are the profiler's own (run, compile, memory, step), and
+  // a helper op of the strata domain (FusedConv) must not look like one; its domain goes into the args.
+  e.cat = step.node->op_type;
   e.ts_us = t0_us;
   e.dur_us = std::max(0.0, t1 - t0_us);
   e.tid = trace->tid;
@@ -511,6 +513,7 @@ void Plan::TraceStep(const PlanStep& step, const ExecState& state, double t0_us,
     if (id >= 0 && state.values[id].defined()) in_shapes.push_back(state.values[id].TypeString());
   e.str_args = {{"op_type", e.cat}, {"kernel", std::string(step.kernel->name())},
                 {"inputs", StrJoin(in_shapes, ", ")}, {"outputs", StrJoin(shapes, ", ")}};
+  if (!step.node->domain.empty()) e.str_args.emplace_back("domain", step.node->domain);
   e.num_args = {{"output_bytes", static_cast<double>(out_bytes)}, {"arena_bytes", static_cast<double>(arena_bytes_)}};
   trace->events.push_back(std::move(e));
   TraceEvent m;

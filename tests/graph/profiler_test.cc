@@ -122,6 +122,31 @@ TEST(ProfilerTest, OneCompleteEventPerExecutedNodeWithItsNameAndOpType) {
   EXPECT_EQ(Events(*trace, [](const std::string& c, const Json&) { return c == "strata.compile"; }).size(), 1u);
 }
 
+// With the passes on, MatMul + Add + ... fuse into strata-domain ops: their events still count as nodes (category =
+// the bare op type, the domain in the args), never as one of the profiler's own "strata.*" categories.
+TEST(ProfilerTest, FusedStrataDomainNodesAreNodeEvents) {
+  auto profiler = std::make_shared<Profiler>();
+  SessionOptions o;
+  o.profiler = profiler;
+  auto s = Session::Create(FourNodeModel(), o);
+  ASSERT_TRUE(s.ok());
+  size_t strata_domain = 0;
+  for (const Node& n : (*s)->optimized_graph().nodes) strata_domain += n.domain == "strata";
+  ASSERT_GT(strata_domain, 0u) << "expected a fused strata-domain node";
+  profiler->Start();
+  RunOnce(**s, 3);
+  auto trace = Json::Parse(profiler->ChromeTraceJson(), "trace");
+  ASSERT_TRUE(trace.ok());
+  const auto nodes = Events(*trace, IsNodeEvent);
+  EXPECT_EQ(nodes.size(), (*s)->optimized_graph().nodes.size());
+  size_t with_domain = 0;
+  for (const Json* e : nodes) {
+    const Json* d = e->Find("args")->Find("domain");
+    if (d != nullptr && d->as_string() == "strata") ++with_domain;
+  }
+  EXPECT_EQ(with_domain, strata_domain);
+}
+
 TEST(ProfilerTest, RecordsNothingUntilStartedAndNothingAfterStop) {
   auto profiler = std::make_shared<Profiler>();
   auto s = MakeSession(profiler);
