@@ -5,8 +5,11 @@
 // helper ops live in the "strata" domain.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -180,6 +183,83 @@ std::string_view PrecisionName(Precision p);  // "fp32", "bf16"
 // Parses "fp32" or "bf16"; InvalidArgument naming `where` otherwise.
 StatusOr<Precision> ParsePrecision(std::string_view text, std::string_view where = "precision");
 
+// Type and shape of a model input or output as the model declares it.
+struct SignatureEntry {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  PartialShape shape;
+};
+
+// Parses an input signature (tf.function's input_signature: shapes fixed up front, the batch dimension free or not):
+//   "x:[-1,28,28,1]:float32"   name, shape (-1, ?, None or null = any size), optional dtype
+//   "[None,28,28,1]"           no name: the model's only input
+//   "x:[-1,4];mask:[-1,4]:bool" several inputs, separated by ';'
+//   JSON: {"x": {"shape": [null,28,28,1], "dtype": "float32"}} or [{"name": "x", "shape": [-1,28,28,1]}]
+// InvalidArgument naming `where` and the part that is wrong. Entries without a dtype keep the model's.
+StatusOr<std::vector<SignatureEntry>> ParseInputSignature(std::string_view text,
+                                                          std::string_view where = "input_signature");
+// "x:[?,28,28,1]:float32" for each entry, joined by ';' (readable, and accepted by ParseInputSignature).
+std::string FormatInputSignature(const std::vector<SignatureEntry>& signature);
+
+// One event of a Chrome trace (the Trace Event Format read by chrome://tracing, Perfetto and TensorBoard's profile
+// plugin): a complete event (ph 'X': ts and dur) or a counter (ph 'C': its numeric args are the series).
+struct TraceEvent {
+  std::string name;
+  std::string cat;
+  char ph = 'X';
+  double ts_us = 0;   // since the profiler was created
+  double dur_us = 0;  // 'X' only
+  int64_t tid = 0;
+  std::vector<std::pair<std::string, std::string>> str_args;
+  std::vector<std::pair<std::string, double>> num_args;
+};
+
+// Records what Sessions run, step by step, as a Chrome trace: one complete event per executed node (name = node
+// name, cat = op type, args: op, kernel, output shapes and bytes, the plan's arena bytes), a "memory" counter after
+// each node (bytes the session's allocator holds, arena bytes), one event per Session::Run (cat "strata.run") and
+// per plan compiled (cat "strata.compile": a retrace). Attach it with SessionOptions::profiler; it records only while
+// started, so an attached idle profiler costs a Run one atomic load. Thread-safe.
+class Profiler {
+ public:
+  Profiler();
+  // Records every run from now until Stop().
+  void Start();
+  void Stop();
+  // Records the next `runs` runs of the sessions it is attached to, then stops; `done` (if set) is called once, on
+  // the thread that finishes the last of them, after its events are in.
+  void StartForRuns(int64_t runs, std::function<void(Profiler&)> done = nullptr);
+  bool active() const { return active_.load(std::memory_order_relaxed); }
+
+  // Microseconds since this profiler was created (the events' time base).
+  double NowMicros() const;
+  // Adds events of the caller's own (a training step's span); the executor adds the per-node ones.
+  void Add(std::vector<TraceEvent> events);
+  std::vector<TraceEvent> events() const;
+  size_t num_events() const;
+  void Clear();
+
+  // {"traceEvents": [...], "displayTimeUnit": "ms", ...}: the Trace Event Format's JSON object form.
+  std::string ChromeTraceJson() const;
+  // Writes ChromeTraceJson to `path`, gzip-compressed when it ends in ".gz".
+  Status WriteChromeTrace(const std::string& path) const;
+  // Writes <log_dir>/plugins/profile/<run>/<host>.trace.json.gz (the layout TensorBoard's profile plugin reads; run
+  // "" = the current UTC time as YYYY_MM_DD_HH_MM_SS) and returns the file's path.
+  StatusOr<std::string> WriteTensorBoardTrace(const std::string& log_dir, const std::string& run = "") const;
+
+  // For Session::Run: whether this run is recorded (claims one of StartForRuns's runs), and its end.
+  bool BeginRun();
+  void EndRun(std::vector<TraceEvent> events);
+
+ private:
+  std::atomic<bool> active_{false};
+  int64_t origin_ns_ = 0;
+  mutable std::mutex mu_;
+  std::vector<TraceEvent> events_;
+  int64_t runs_left_ = -1;     // -1 = unbounded (Start)
+  int64_t runs_pending_ = 0;   // claimed by BeginRun, not yet ended
+  std::function<void(Profiler&)> done_;
+};
+
 struct SessionOptions {
   int intra_op_threads = 0;       // 0 = leave the process setting alone
   size_t memory_limit_bytes = 0;  // 0 = no limit; over it gives RESOURCE_EXHAUSTED naming node, bytes and limit
@@ -197,6 +277,13 @@ struct SessionOptions {
   // the run with INVALID_ARGUMENT naming the node, the output and its inputs' ranges (tf.debugging's
   // check_numerics). Costs a pass over every value: a debugging mode.
   bool check_numerics = false;
+  // Shapes fixed up front (ParseInputSignature): each entry narrows the model's declared input of that name (dims
+  // given here must agree with the model's known ones; Create fails otherwise). A run whose inputs do not fit gets
+  // INVALID_ARGUMENT naming the input, the expected and the found shape before any plan is compiled, so no new plan
+  // is made for it: the defence against retracing one plan per odd shape.
+  std::vector<SignatureEntry> input_signature;
+  // Records runs when set and started (Profiler).
+  std::shared_ptr<Profiler> profiler;
 };
 
 struct RunStats {
@@ -208,15 +295,9 @@ struct RunStats {
   int64_t plan_cache_bytes = 0;  // bytes they hold (Plan::held_bytes)
 };
 
-// Type and shape of a model input or output as the model declares it.
-struct SignatureEntry {
-  std::string name;
-  DType dtype = DType::kUndefined;
-  PartialShape shape;
-};
-
 class Plan;
 struct ExecState;
+struct PlanTrace;
 
 // Compiles a model into plans (one per distinct set of input shapes, cached) and runs them. Thread-safe: Run may
 // be called concurrently; each call uses its own execution state (arena).
@@ -249,6 +330,10 @@ class Session {
 
  private:
   Session() = default;
+  Status ProfiledRun(const std::vector<std::pair<std::string, Tensor>>& feeds, const std::vector<std::string>& fetches,
+                     const std::vector<std::pair<std::string, Shape>>& ordered, std::vector<Tensor>* results);
+  Status RunWithPlan(const std::shared_ptr<Plan>& plan, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                     const std::vector<std::string>& fetches, std::vector<Tensor>* results, PlanTrace* trace);
   std::shared_ptr<const Model> model_;
   std::vector<SignatureEntry> inputs_;
   std::vector<SignatureEntry> outputs_;

@@ -69,7 +69,17 @@ struct ServerOptions {
   bool enable_model_warmup = true;       // --enable_model_warmup
   int num_request_iterations_for_warmup = 0;  // --num_request_iterations_for_warmup
 
+  // --input_signature (graph::ParseInputSignature): input shapes fixed up front for every model served (each must
+  // have the inputs it names); requests that do not fit get INVALID_ARGUMENT before any plan is compiled.
+  std::string input_signature;
+
   // ---- monitoring ----
+  // --profile_dir: enables POST /monitoring/profile?requests=N, which records the next N executions (requests, or
+  // batches under --enable_batching) of every model and writes a Chrome trace to
+  // <profile_dir>/plugins/profile/<time>/<host>.trace.json.gz (TensorBoard's profile plugin layout).
+  // --profile_requests N > 0 arms it once at start.
+  std::string profile_dir;
+  int64_t profile_requests = 0;
   std::string monitoring_config_file;  // --monitoring_config_file: text MonitoringConfig
   // Prometheus metrics are on by default at this path (TF Serving: off unless the monitoring config enables them).
   bool metrics_enabled = true;

@@ -205,6 +205,12 @@ struct TrainerOptions {
   // Multi-worker: each gradient bucket's reduction starts during the backward pass, as soon as its gradients exist
   // (Collective::StartAllReduceMean), instead of after it. The same result bits either way.
   bool overlap_allreduce = true;
+  // Input shapes fixed up front for the model's inputs (graph::SessionOptions::input_signature), in every graph the
+  // trainer compiles that reads them. Entries name model inputs; a fixed batch dimension applies to every batch,
+  // validation batches included, so leave it free (-1) unless they all have that size.
+  std::vector<graph::SignatureEntry> input_signature;
+  // Attached to every session the trainer makes; records while started (see ProfileSteps).
+  std::shared_ptr<graph::Profiler> profiler;
 };
 
 struct FitOptions {
@@ -510,6 +516,22 @@ struct TensorBoardOptions {
   double flush_secs = 120;
 };
 StatusOr<std::shared_ptr<Callback>> TensorBoard(TensorBoardOptions options = {});
+
+// Keras TensorBoard(profile_batch=(first, last)): records training steps first..last (1-based global steps, as
+// Trainer::iterations counts them after a step) with `profiler`, which must be TrainerOptions::profiler, and writes
+// the Chrome trace when step `last` ends (or training ends before it): to <log_dir>/plugins/profile/<run>/<host>.
+// trace.json.gz when log_dir is set (TensorBoard's profile plugin layout) and to `path` when set. Besides the
+// per-node events, each step is one event named "train_step <k>" (cat "strata.step").
+struct ProfileStepsOptions {
+  std::shared_ptr<graph::Profiler> profiler;
+  int64_t first = 0;
+  int64_t last = 0;
+  std::string log_dir;
+  std::string path;
+};
+StatusOr<std::shared_ptr<Callback>> ProfileSteps(ProfileStepsOptions options);
+// Parses "A,B" or "N" (= N,N) into 1-based steps; InvalidArgument naming `where` unless 1 <= A <= B.
+StatusOr<std::pair<int64_t, int64_t>> ParseProfileSteps(std::string_view text, std::string_view where = "profile_steps");
 
 // ModelCheckpoint (specs/tf-formats.md §5.3): writes a checkpoint directory (see WriteCheckpoint) named by `filepath`,
 // a Python str.format template over epoch (1-based), batch (1-based, with an integer save_freq) and the log keys

@@ -30,13 +30,16 @@ struct BenchArgs {
   bool json = false;
   std::vector<std::string> shapes;
   std::vector<std::string> inputs;  // NAME=FILE.npy: fixed data (and shape) for that input instead of random
+  std::string input_signature;
+  std::string profile;  // a Chrome trace of one more run after the timed ones
 };
 
 Status Bench(const BenchArgs& args) {
   if (args.batch < 1) return InvalidArgumentError("--batch must be >= 1, got ", args.batch);
   if (args.iters < 1) return InvalidArgumentError("--iters must be >= 1, got ", args.iters);
+  auto profiler = args.profile.empty() ? nullptr : std::make_shared<graph::Profiler>();
   STRATA_ASSIGN_OR_RETURN(LoadedModel lm, LoadModelSession(args.model, Globals().threads, 0, Globals().conv_algorithm,
-                                                           Globals().precision));
+                                                           Globals().precision, args.input_signature, profiler));
   std::map<std::string, std::vector<int64_t>> overrides;
   for (const std::string& spec : args.shapes) {
     STRATA_ASSIGN_OR_RETURN(auto kv, SplitAssignment(spec, "--shape"));
@@ -83,6 +86,11 @@ Status Bench(const BenchArgs& args) {
   const double cpu_us_per_run = 1e6 * (ProcessCpuSeconds() - cpu_before) / args.iters;
   const bool counted = allocs_before >= 0;
   const double allocs_per_run = static_cast<double>(HeapAllocationCount() - allocs_before) / args.iters;
+  if (profiler) {  // one more run, untimed, recorded (the timed runs pay no profiling cost)
+    profiler->StartForRuns(1);
+    STRATA_RETURN_IF_ERROR(lm.session->Run(feeds, &outputs));
+    STRATA_RETURN_IF_ERROR(WriteProfile(*profiler, args.profile));
+  }
   const std::string allocs_text = counted ? StrCat(allocs_per_run) : "not counted in this (sanitizer) build";
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
@@ -137,6 +145,7 @@ void AddBenchCommand(CLI::App& app) {
   cmd->add_option("--warmup", args->warmup, "Untimed runs first (default 5)");
   cmd->add_option("--iters", args->iters, "Timed runs (default 20)");
   cmd->add_flag("--json", args->json, "Print one JSON object");
+  AddSignatureAndProfileOptions(cmd, &args->input_signature, &args->profile);
   cmd->callback([args] {
     Status s = Bench(*args);
     if (!s.ok()) ReportError(s);

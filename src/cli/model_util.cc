@@ -1,5 +1,7 @@
 #include "cli/model_util.h"
 
+#include <cstdio>
+
 #include "core/random.h"
 #include "core/file_util.h"
 #include "strata/onnx.h"
@@ -52,10 +54,20 @@ StatusOr<std::shared_ptr<graph::Model>> LoadAnyModel(const std::string& path, co
 }
 
 StatusOr<LoadedModel> LoadModelSession(const std::string& path, int threads, size_t memory_limit_bytes,
-                                       graph::ConvAlgorithm conv_algorithm, graph::Precision precision) {
+                                       graph::ConvAlgorithm conv_algorithm, graph::Precision precision,
+                                       const std::string& input_signature,
+                                       std::shared_ptr<graph::Profiler> profiler) {
   LoadedModel out;
   STRATA_ASSIGN_OR_RETURN(out.model, LoadAnyModel(path, "", &out));
   graph::SessionOptions opts;
+  if (!input_signature.empty()) {
+    STRATA_ASSIGN_OR_RETURN(opts.input_signature, graph::ParseInputSignature(input_signature, "--input_signature"));
+    for (graph::SignatureEntry& e : opts.input_signature) {
+      auto alias = out.input_aliases.find(e.name);  // a SavedModel signature's input alias
+      if (alias != out.input_aliases.end()) e.name = alias->second;
+    }
+  }
+  opts.profiler = std::move(profiler);
   opts.intra_op_threads = threads;
   opts.memory_limit_bytes = memory_limit_bytes;
   opts.conv_algorithm = conv_algorithm;
@@ -170,6 +182,25 @@ std::string SafeFileName(const std::string& name) {
   for (char c : name) out += (isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
   if (out.empty() || out == "." || out == "..") out = "output";
   return out;
+}
+
+void AddSignatureAndProfileOptions(CLI::App* cmd, std::string* signature, std::string* profile) {
+  cmd->add_option("--input_signature,--input-signature", *signature,
+                  "Fix input shapes up front (tf.function's input_signature): NAME:[-1,28,28,1]:float32 (-1, ? or "
+                  "None: any size; ';' between inputs), [None,28,28,1] for a single-input model, or JSON "
+                  "{\"x\": {\"shape\": [null,28,28,1], \"dtype\": \"float32\"}}. Inputs that do not fit are refused "
+                  "(INVALID_ARGUMENT) before a plan is compiled");
+  cmd->add_option("--profile", *profile,
+                  "Write a Chrome trace (Trace Event Format JSON; .gz: gzip) of one run: an event per node with its "
+                  "op type, shapes and bytes, and memory counters. Open it in chrome://tracing or ui.perfetto.dev");
+}
+
+Status WriteProfile(const graph::Profiler& profiler, const std::string& path) {
+  Status s = profiler.WriteChromeTrace(path);
+  if (!s.ok()) return Status(s).WithContext(StrCat("--profile ", path));
+  std::fprintf(stderr, "profile: wrote %zu trace events to %s (open in chrome://tracing or ui.perfetto.dev)\n",
+               profiler.num_events(), path.c_str());
+  return Status::OK();
 }
 
 }  // namespace strata::cli

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "strata/graph.h"
 
 namespace strata::cli {
@@ -25,9 +27,18 @@ StatusOr<std::shared_ptr<graph::Model>> LoadAnyModel(const std::string& path, co
 
 // Loads an .onnx file (or a SavedModel directory, its default signature) and compiles a Session; errors name the
 // file.
+// `input_signature` (--input_signature, graph::ParseInputSignature; SavedModel input aliases accepted) fixes input
+// shapes up front; `profiler` is attached to the session (SessionOptions::profiler).
 StatusOr<LoadedModel> LoadModelSession(const std::string& path, int threads, size_t memory_limit_bytes = 0,
                                        graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto,
-                                       graph::Precision precision = graph::Precision::kFp32);
+                                       graph::Precision precision = graph::Precision::kFp32,
+                                       const std::string& input_signature = "",
+                                       std::shared_ptr<graph::Profiler> profiler = nullptr);
+
+// Adds --input_signature and --profile FILE to run/bench (stored in `signature` and `profile`).
+void AddSignatureAndProfileOptions(CLI::App* cmd, std::string* signature, std::string* profile);
+// Writes the profiler's trace to `path` (.gz: gzip-compressed) and says where on stderr.
+Status WriteProfile(const graph::Profiler& profiler, const std::string& path);
 
 // Parses "NAME=VALUE" (e.g. --input x=a.npy, --shape x=1,3,224,224).
 StatusOr<std::pair<std::string, std::string>> SplitAssignment(const std::string& arg, const char* flag);

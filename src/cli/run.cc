@@ -1,4 +1,5 @@
-// strata run MODEL.onnx|SAVED_MODEL_DIR --input NAME=FILE.npy ... [--output-dir DIR]
+// strata run MODEL.onnx|SAVED_MODEL_DIR --input NAME=FILE.npy ... [--output-dir DIR] [--input_signature SIG]
+// [--profile TRACE.json]
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -14,11 +15,15 @@ struct RunArgs {
   std::string model;
   std::vector<std::string> inputs;
   std::string output_dir;
+  std::string input_signature;
+  std::string profile;
 };
 
 Status RunModel(const RunArgs& args) {
+  auto profiler = args.profile.empty() ? nullptr : std::make_shared<graph::Profiler>();
   STRATA_ASSIGN_OR_RETURN(LoadedModel lm, LoadModelSession(args.model, Globals().threads, 0, Globals().conv_algorithm,
-                                                           Globals().precision));
+                                                           Globals().precision, args.input_signature, profiler));
+  if (profiler) profiler->StartForRuns(1);
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const std::string& spec : args.inputs) {
     STRATA_ASSIGN_OR_RETURN(auto kv, SplitAssignment(spec, "--input"));
@@ -28,7 +33,9 @@ Status RunModel(const RunArgs& args) {
     feeds.emplace_back(alias == lm.input_aliases.end() ? kv.first : alias->second, std::move(t));
   }
   std::vector<Tensor> outputs;
-  STRATA_RETURN_IF_ERROR(lm.session->Run(feeds, &outputs));
+  Status run = lm.session->Run(feeds, &outputs);
+  if (profiler) STRATA_RETURN_IF_ERROR(WriteProfile(*profiler, args.profile));  // a failed run's trace too
+  STRATA_RETURN_IF_ERROR(run);
   if (!args.output_dir.empty()) STRATA_RETURN_IF_ERROR(MakeDirs(args.output_dir));
   const auto& sig = lm.session->outputs();
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -55,6 +62,7 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--threads", Globals().threads, "Intra-op threads (default: one per core)");
   AddConvAlgorithmOption(cmd, &Globals().conv_algorithm);
   AddPrecisionOption(cmd, &Globals().precision);
+  AddSignatureAndProfileOptions(cmd, &args->input_signature, &args->profile);
   cmd->callback([args] {
     Status s = RunModel(*args);
     if (!s.ok()) ReportError(s);

@@ -171,6 +171,15 @@ void AddServeCommand(CLI::App& app) {
                   "Compiled plans kept per loaded version, one per input shape, least recently used evicted (default 32)");
   cmd->add_option("--plan_cache_max_bytes", o.plan_cache_max_bytes,
                   "Bytes those plans may hold per loaded version (default 1 GiB; 0 = count bound only)");
+  cmd->add_option("--input_signature,--input-signature", o.input_signature,
+                  "Fix input shapes up front for the served models: NAME:[-1,28,28,1]:float32 (-1/?/None: any size; "
+                  "';' between inputs), [None,28,28,1] for a one-input model, or JSON. Requests that do not fit get "
+                  "INVALID_ARGUMENT (naming input, expected and found shape) and compile no plan");
+  cmd->add_option("--profile_dir", o.profile_dir,
+                  "Enable POST /monitoring/profile?requests=N: a Chrome trace of the next N executions goes to "
+                  "DIR/plugins/profile/<time>/<host>.trace.json.gz (TensorBoard profile plugin, chrome://tracing)");
+  cmd->add_option("--profile_requests", o.profile_requests,
+                  "With --profile_dir: record the first N executions after start (0 = wait for the endpoint)");
   cmd->add_option("--conv_algorithm", o.conv_algorithm,
                   "auto: Winograd for the 3x3 convolutions where it measured faster; direct: direct kernels only")
       ->check(CLI::IsMember({"auto", "direct"}));

@@ -270,6 +270,34 @@ class FineTunePhases final : public train::Callback {
   double fine_lr_;
 };
 
+// --input_signature for the model's inputs: an entry without a name is the model's only input. A fixed batch
+// dimension must be the per-worker batch (the training batches all are: the partial one is dropped); it is left free
+// in the sessions, since validation batches have their own size.
+StatusOr<std::vector<graph::SignatureEntry>> TrainInputSignature(const TrainFlags& f, const nn::Model& model,
+                                                                 int num_workers) {
+  if (f.input_signature.empty()) return std::vector<graph::SignatureEntry>{};
+  STRATA_ASSIGN_OR_RETURN(auto sig, graph::ParseInputSignature(f.input_signature, "--input_signature"));
+  const auto& names = model.input_names();
+  const int64_t batch = f.batch_size / std::max(1, num_workers);
+  for (graph::SignatureEntry& e : sig) {
+    if (e.name.empty()) {
+      if (names.size() != 1)
+        return InvalidArgumentError("--input_signature: name the input (NAME:[...]); the model has ", names.size(),
+                                    ": ", StrJoin(names, ", "));
+      e.name = names[0];
+    } else if (std::find(names.begin(), names.end(), e.name) == names.end()) {
+      return InvalidArgumentError("--input_signature names input '", e.name, "'; the model's inputs are ",
+                                  StrJoin(names, ", "));
+    }
+    if (e.shape.rank() < 1) return InvalidArgumentError("--input_signature: input '", e.name, "' needs a batch dim");
+    if (e.shape.dims[0].known() && e.shape.dims[0].value != batch)
+      return InvalidArgumentError("--input_signature: input '", e.name, "' fixes the batch at ", e.shape.dims[0].value,
+                                  ", but the training batch is ", batch, " (--batch_size); use -1 or ", batch);
+    e.shape.dims[0] = Dim();
+  }
+  return sig;
+}
+
 Status RunTrain(CLI::App* cmd, TrainFlags f) {
   std::shared_ptr<train::MpiCollective> workers;
   Status s = RunTrainIn(cmd, std::move(f), &workers);
@@ -395,6 +423,22 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
   to.intra_op_threads = f.intra_op_threads;
   to.conv_algorithm = f.conv_algorithm;
   to.check_numerics = f.check_numerics;
+  STRATA_ASSIGN_OR_RETURN(to.input_signature, TrainInputSignature(f, *model, num_workers));
+  std::shared_ptr<train::Callback> profile_cb;
+  if (!f.profile_steps.empty()) {
+    STRATA_ASSIGN_OR_RETURN(auto range, train::ParseProfileSteps(f.profile_steps, "--profile_steps"));
+    if (f.log_dir.empty() && f.profile.empty())
+      return InvalidArgumentError("--profile_steps needs --log_dir (the trace goes to <log_dir>/plugins/profile/) "
+                                  "or --profile FILE");
+    to.profiler = std::make_shared<graph::Profiler>();
+    if (chief) {
+      STRATA_ASSIGN_OR_RETURN(profile_cb, train::ProfileSteps({.profiler = to.profiler, .first = range.first,
+                                                                .last = range.second, .log_dir = f.log_dir,
+                                                                .path = f.profile}));
+    }
+  } else if (!f.profile.empty()) {
+    return InvalidArgumentError("--profile needs --profile_steps A,B (the training steps to record)");
+  }
   STRATA_ASSIGN_OR_RETURN(to.mixed_precision, nn::ParseDTypePolicy(f.mixed_precision, "--mixed_precision"));
   STRATA_ASSIGN_OR_RETURN(to.loss_scale.mode, train::ParseLossScaleMode(f.loss_scale, "--loss_scale"));
   to.memory_limit_bytes = static_cast<size_t>(f.memory_limit_mb) << 20;
@@ -460,6 +504,7 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
   if (two_phase) fo.callbacks.push_back(std::make_shared<FineTunePhases>(model.get(), head, head_epochs, fine_at, fine_lr));
   if (f.enable_xla) LogInfo("--enable_xla: strata compiles every training step into one optimised plan anyway");
   // Before the checkpoint callback: a NaN step stops training before its broken weights are saved.
+  if (profile_cb) fo.callbacks.push_back(profile_cb);  // first: a step that TerminateOnNaN stops is still recorded
   if (f.terminate_on_nan) {
     STRATA_ASSIGN_OR_RETURN(auto nan_guard, train::TerminateOnNaN());
     fo.callbacks.push_back(std::move(nan_guard));

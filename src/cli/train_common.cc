@@ -146,6 +146,15 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
                 "Stop at the first step whose loss is NaN or infinite, naming it (default true; =false to train on)");
   cmd->add_flag(FlagNames("--check_numerics"), f->check_numerics,
                 "Check every op's outputs for NaN and infinity and name the first op that makes one (slower)");
+  cmd->add_option(FlagNames("--input_signature"), f->input_signature,
+                  "Fix the model input's shape up front, e.g. [None,28,28,1] or input_image:[-1,28,28,1]:float32 "
+                  "(tf.function input_signature; JSON accepted): inputs that do not fit are refused before a plan is "
+                  "compiled, and the last partial batch of each epoch is dropped, so training compiles one plan");
+  cmd->add_option(FlagNames("--profile_steps,--profile_batch"), f->profile_steps,
+                  "A,B (or N): write a Chrome trace of training steps A..B (1-based), per op time and memory, to "
+                  "<log_dir>/plugins/profile/<time>/<host>.trace.json.gz (TensorBoard's profile plugin) and/or --profile");
+  cmd->add_option(FlagNames("--profile"), f->profile,
+                  "With --profile_steps: also write the trace here (.json, or .json.gz gzip-compressed)");
   cmd->add_flag(FlagNames("--enable_xla"), f->enable_xla,
                 "Accepted: strata always compiles the training step into one optimised plan (XLA's job in TF)");
 }
@@ -257,6 +266,9 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
     else if (key == "optimizer") STRATA_RETURN_IF_ERROR(str(&f->optimizer));
     else if (key == "checkpoint_dir") STRATA_RETURN_IF_ERROR(str(&f->checkpoint_dir));
     else if (key == "log_dir") STRATA_RETURN_IF_ERROR(str(&f->log_dir));
+    else if (key == "input_signature") STRATA_RETURN_IF_ERROR(str(&f->input_signature));
+    else if (key == "profile_steps" || key == "profile_batch") STRATA_RETURN_IF_ERROR(str(&f->profile_steps));
+    else if (key == "profile") STRATA_RETURN_IF_ERROR(str(&f->profile));
     else if (key == "export_dir") STRATA_RETURN_IF_ERROR(str(&f->export_dir));
     else if (key == "distributed_strategy" || key == "distribution_strategy")
       STRATA_RETURN_IF_ERROR(str(&f->distribution_strategy));
@@ -571,7 +583,8 @@ StatusOr<data::Dataset> TrainDataset(const TrainFlags& f, const WorkerShard& sha
   if (shard.workers <= 1) {
     base = base.Cache().Shuffle(buffer, {.seed = f.seed});
     if (augment) base = base.MapRandom(AugmentFn(f), {.num_parallel_calls = 2, .name = "augment", .seed = f.seed});
-    return base.Batch(f.batch_size)
+    // Under --input_signature every batch is whole (the partial last one is dropped): one training plan.
+    return base.Batch(f.batch_size, /*drop_remainder=*/!f.input_signature.empty())
         .Map(ToModelInput(false), {.name = "to_float"})
         .Prefetch(2);
   }

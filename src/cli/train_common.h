@@ -59,6 +59,9 @@ struct TrainFlags {
   bool enable_xla = false;            // accepted: strata always compiles the step into one optimised plan
   bool terminate_on_nan = true;       // stop at the first step whose loss is NaN or infinite (TerminateOnNaN)
   bool check_numerics = false;        // name the first op of a step that produces NaN or infinity
+  std::string input_signature;        // fixed input shapes (graph::ParseInputSignature); partial batches dropped
+  std::string profile_steps;          // "A,B": a Chrome trace of training steps A..B (Keras profile_batch)
+  std::string profile;                // the trace's file (besides <log_dir>/plugins/profile/...)
   // multi_worker_mirrored (docs/training.md "Multi-worker training").
   double allreduce_bucket_mb = 25;    // gradient buckets of this many MB, each its own non-blocking allreduce
   double collective_timeout_s = 60;   // the longest any worker waits for the others

@@ -497,8 +497,47 @@ const RunHooks* CurrentRunHooks() { return current_run_hooks; }
 ScopedRunHooks::ScopedRunHooks(const RunHooks* hooks) : previous_(current_run_hooks) { current_run_hooks = hooks; }
 ScopedRunHooks::~ScopedRunHooks() { current_run_hooks = previous_; }
 
+// The trace of one step that ran from t0_us until now: a complete event named after the node, its op type as the
+// category, and the memory counter after it.
+void Plan::TraceStep(const PlanStep& step, const ExecState& state, double t0_us, PlanTrace* trace) const {
+  const double t1 = trace->profiler->NowMicros();
+  TraceEvent e;
+  e.name = step.node->name.empty() ? step.node->op_type : step.node->name;
+  // The category is the bare op type: "strata.*" categories are the profiler's own (run, compile, memory, step), and
+  // a helper op of the strata domain (FusedConv) must not look like one; its domain goes into the args.
+  e.cat = step.node->op_type;
+  e.ts_us = t0_us;
+  e.dur_us = std::max(0.0, t1 - t0_us);
+  e.tid = trace->tid;
+  std::vector<std::string> shapes;
+  int64_t out_bytes = 0;
+  for (int id : step.outputs) {
+    if (id < 0 || !state.values[id].defined()) continue;
+    const Tensor& t = state.values[id];
+    shapes.push_back(t.TypeString());
+    if (t.dtype() != DType::kString) out_bytes += static_cast<int64_t>(t.byte_size());
+  }
+  std::vector<std::string> in_shapes;
+  for (int id : step.inputs)
+    if (id >= 0 && state.values[id].defined()) in_shapes.push_back(state.values[id].TypeString());
+  e.str_args = {{"op_type", e.cat}, {"kernel", std::string(step.kernel->name())},
+                {"inputs", StrJoin(in_shapes, ", ")}, {"outputs", StrJoin(shapes, ", ")}};
+  if (!step.node->domain.empty()) e.str_args.emplace_back("domain", step.node->domain);
+  e.num_args = {{"output_bytes", static_cast<double>(out_bytes)}, {"arena_bytes", static_cast<double>(arena_bytes_)}};
+  trace->events.push_back(std::move(e));
+  TraceEvent m;
+  m.name = "memory";
+  m.cat = "strata.memory";
+  m.ph = 'C';
+  m.ts_us = t1;
+  m.tid = trace->tid;
+  m.num_args = {{"allocator_bytes_in_use", static_cast<double>(state.alloc->bytes_in_use())},
+                {"arena_bytes", static_cast<double>(arena_bytes_)}};
+  trace->events.push_back(std::move(m));
+}
+
 Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int>& fetch_ids,
-                 std::vector<Tensor>* results) const {
+                 std::vector<Tensor>* results, PlanTrace* trace) const {
   const RunHooks* hooks = CurrentRunHooks();
   std::unique_ptr<ExecState> state = AcquireState();
   if (!state) {
@@ -563,8 +602,10 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
       state->ins[i] = step.inputs[i] >= 0 ? &state->values[step.inputs[i]] : nullptr;
     PlanKernelContext ctx(*this, step, *state, alloc_);
     const auto t0 = profile_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    const double trace_t0 = trace != nullptr ? trace->profiler->NowMicros() : 0.0;
     status = step.kernel->Run(ctx);
     if (profile_) times[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (trace != nullptr) TraceStep(step, *state, trace_t0, trace);
     if (!status.ok()) {
       if (status.message().find(step.node->Describe()) == std::string::npos) status.WithContext(step.node->Describe());
       break;

@@ -43,6 +43,13 @@ struct PlanStep {
 
 struct ExecState;
 
+// What a profiled run collects (Session::Run hands the events to its Profiler at the end).
+struct PlanTrace {
+  const Profiler* profiler = nullptr;  // the time base
+  int64_t tid = 0;
+  std::vector<TraceEvent> events;
+};
+
 class Plan {
  public:
   // Compiles `g` (nodes topologically sorted) for the given input types.
@@ -50,8 +57,9 @@ class Plan {
                                                  const SessionOptions& options, Allocator* alloc);
 
   // Runs the plan. `inputs` is in the order of the `inputs` given to Compile.
+  // With `trace`, one event per step and a memory counter after it go to trace->events.
   Status Run(const std::vector<const Tensor*>& inputs, const std::vector<int>& fetch_ids,
-             std::vector<Tensor>* results) const;
+             std::vector<Tensor>* results, PlanTrace* trace = nullptr) const;
 
   int ValueId(const std::string& name) const;
   int64_t arena_bytes() const { return arena_bytes_; }
@@ -79,6 +87,7 @@ class Plan {
   std::unique_ptr<ExecState> AcquireState() const;
   Status CheckNumerics(const PlanStep& step, const Tensor& out, const std::string& name, const ExecState& state) const;
   void ReleaseState(std::unique_ptr<ExecState> state) const;
+  void TraceStep(const PlanStep& step, const ExecState& state, double t0_us, PlanTrace* trace) const;
 
   Allocator* alloc_ = nullptr;
   InferredGraph inferred_;

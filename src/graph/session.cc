@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -62,6 +63,46 @@ std::string PlanKey(const std::vector<std::pair<std::string, Shape>>& shapes) {
   return key;
 }
 
+// Narrows the model's declared inputs by an input signature (SessionOptions::input_signature): every entry must name
+// an input (an unnamed one: the only input), agree on the dtype and rank, and agree with every dimension the model
+// fixes; its known dimensions then become the input's.
+Status ApplyInputSignature(const std::vector<SignatureEntry>& signature, std::vector<SignatureEntry>* inputs) {
+  for (const SignatureEntry& e : signature) {
+    SignatureEntry* in = nullptr;
+    if (e.name.empty()) {
+      if (inputs->size() != 1)
+        return InvalidArgumentError("input_signature: an entry without a name needs a model with one input; the model "
+                                    "has ", inputs->size(), ": ", DescribeSignature(*inputs));
+      in = &inputs->front();
+    } else {
+      for (SignatureEntry& i : *inputs)
+        if (i.name == e.name) in = &i;
+      if (in == nullptr)
+        return InvalidArgumentError("input_signature names input '", e.name, "', which the model does not have; the "
+                                    "model expects ", DescribeSignature(*inputs));
+    }
+    const std::string where = StrCat("input_signature for input '", in->name, "'");
+    if (e.dtype != DType::kUndefined && in->dtype != DType::kUndefined && e.dtype != in->dtype)
+      return InvalidArgumentError(where, ": dtype ", DTypeName(e.dtype), ", but the model declares ",
+                                  DTypeName(in->dtype));
+    if (!e.shape.rank_known) continue;
+    if (in->shape.rank_known && in->shape.rank() != e.shape.rank())
+      return InvalidArgumentError(where, ": shape ", e.shape.ToString(), " has rank ", e.shape.rank(),
+                                  ", but the model declares ", in->shape.ToString());
+    PartialShape merged = e.shape;
+    for (int d = 0; d < e.shape.rank(); ++d) {
+      const Dim model_dim = in->shape.rank_known ? in->shape.dims[d] : Dim();
+      if (e.shape.dims[d].known() && model_dim.known() && e.shape.dims[d].value != model_dim.value)
+        return InvalidArgumentError(where, ": shape ", e.shape.ToString(), " has ", e.shape.dims[d].value,
+                                    " at dimension ", d, ", but the model declares ", in->shape.ToString());
+      if (!e.shape.dims[d].known()) merged.dims[d] = model_dim;
+    }
+    in->shape = merged;
+    if (e.dtype != DType::kUndefined) in->dtype = e.dtype;
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Session::~Session() {
@@ -87,6 +128,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(std::shared_ptr<const Model> 
   if (options.optimize) STRATA_RETURN_IF_ERROR(RunDefaultPasses(&g, options));
   for (const ValueInfo& in : g.inputs) s->inputs_.push_back({in.name, in.dtype, in.shape});
   for (const ValueInfo& out : g.outputs) s->outputs_.push_back({out.name, out.dtype, out.shape});
+  STRATA_RETURN_IF_ERROR(ApplyInputSignature(options.input_signature, &s->inputs_));
   return s;
 }
 
@@ -165,7 +207,8 @@ StatusOr<std::shared_ptr<Plan>> CompilePlan(Session::Impl& impl, const std::vect
 }
 
 StatusOr<std::shared_ptr<Plan>> GetPlan(Session::Impl& impl, const std::vector<SignatureEntry>& sig,
-                                        const std::vector<std::pair<std::string, Shape>>& shapes, bool count) {
+                                        const std::vector<std::pair<std::string, Shape>>& shapes, bool count,
+                                        bool* compiled_now = nullptr) {
   const std::string key = PlanKey(shapes);
   std::unique_lock<std::mutex> lock(impl.mu);
   auto it = impl.cache.index.find(key);
@@ -188,6 +231,7 @@ StatusOr<std::shared_ptr<Plan>> GetPlan(Session::Impl& impl, const std::vector<S
   }
   if (!compiled.ok()) return compiled.status();
   std::shared_ptr<Plan> plan = std::move(compiled).value();
+  if (compiled_now != nullptr) *compiled_now = true;
   if (count) ++impl.stats.plan_cache_misses;
   if (VerboseEnabled("plan")) LogInfo("compiled plan for input shapes ", key, "\n", plan->Describe());
   auto existing = impl.cache.index.find(key);  // another thread may have added it while the lock was dropped
@@ -204,8 +248,8 @@ StatusOr<std::shared_ptr<Plan>> GetPlan(Session::Impl& impl, const std::vector<S
 // session's idle plans and tries once more. A run reads its inputs and writes only memory of its own, so running it
 // again is safe.
 Status RunPlan(Session::Impl& impl, const std::shared_ptr<Plan>& plan, const std::vector<const Tensor*>& ins,
-               const std::vector<int>& fetch_ids, std::vector<Tensor>* results) {
-  Status s = plan->Run(ins, fetch_ids, results);
+               const std::vector<int>& fetch_ids, std::vector<Tensor>* results, PlanTrace* trace) {
+  Status s = plan->Run(ins, fetch_ids, results, trace);
   if (s.code() != StatusCode::kResourceExhausted) return s;
   std::vector<std::shared_ptr<Plan>> dropped;
   {
@@ -214,7 +258,15 @@ Status RunPlan(Session::Impl& impl, const std::shared_ptr<Plan>& plan, const std
   }
   if (dropped.empty()) return s;
   FreePlans(std::move(dropped));
-  return plan->Run(ins, fetch_ids, results);
+  if (trace != nullptr) trace->events.clear();
+  return plan->Run(ins, fetch_ids, results, trace);
+}
+
+// A small stable id per thread, for the trace's tid.
+int64_t TraceThreadId() {
+  static std::atomic<int64_t> next{1};
+  thread_local const int64_t id = next.fetch_add(1);
+  return id;
 }
 
 // Orders `shapes` by the signature and checks every input is there exactly once.
@@ -260,15 +312,61 @@ Status Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds, co
                                   t.TypeString());
     if (!it->shape.Accepts(t.shape()))
       return InvalidArgumentError("input '", name, "' expects shape ", it->shape.ToString(), " ", DTypeName(it->dtype),
-                                  ", got ", t.shape().ToString(), " ", DTypeName(t.dtype()));
+                                  impl_->options.input_signature.empty() ? "" : " (input signature)", ", got ",
+                                  t.shape().ToString(), " ", DTypeName(t.dtype()));
   }
   std::vector<std::pair<std::string, Shape>> shapes;
   for (const auto& [name, t] : feeds) shapes.emplace_back(name, t.shape());
   STRATA_ASSIGN_OR_RETURN(auto ordered, OrderShapes(inputs_, shapes));
   if (feeds.size() != inputs_.size())
     return InvalidArgumentError("an input is fed more than once; the model expects ", DescribeSignature(inputs_));
+  Profiler* profiler = impl_->options.profiler.get();
+  const bool profiled = profiler != nullptr && profiler->active() && profiler->BeginRun();
+  if (profiled) return ProfiledRun(feeds, fetches, ordered, results);
   STRATA_ASSIGN_OR_RETURN(std::shared_ptr<Plan> plan, GetPlan(*impl_, inputs_, ordered, true));
+  return RunWithPlan(plan, feeds, fetches, results, nullptr);
+}
 
+// A run that the profiler records: the plan lookup (a compile, when it misses), every step, and the run as a whole.
+Status Session::ProfiledRun(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                            const std::vector<std::string>& fetches,
+                            const std::vector<std::pair<std::string, Shape>>& ordered, std::vector<Tensor>* results) {
+  Profiler& profiler = *impl_->options.profiler;
+  PlanTrace trace;
+  trace.profiler = &profiler;
+  trace.tid = TraceThreadId();
+  const double t0 = profiler.NowMicros();
+  bool compiled = false;
+  auto plan = GetPlan(*impl_, inputs_, ordered, true, &compiled);
+  const double t1 = profiler.NowMicros();
+  std::vector<std::string> shapes;
+  for (const auto& [name, shape] : ordered) shapes.push_back(StrCat(name, ":", shape.ToString()));
+  if (compiled) {
+    TraceEvent c;
+    c.name = "compile plan";
+    c.cat = "strata.compile";
+    c.ts_us = t0;
+    c.dur_us = t1 - t0;
+    c.tid = trace.tid;
+    c.str_args = {{"input_shapes", StrJoin(shapes, ", ")}};
+    trace.events.push_back(std::move(c));
+  }
+  Status s = plan.ok() ? RunWithPlan(*plan, feeds, fetches, results, &trace) : plan.status();
+  TraceEvent r;
+  r.name = "Session::Run";
+  r.cat = "strata.run";
+  r.ts_us = t0;
+  r.dur_us = profiler.NowMicros() - t0;
+  r.tid = trace.tid;
+  r.str_args = {{"input_shapes", StrJoin(shapes, ", ")}, {"status", s.ok() ? "OK" : s.ToString()}};
+  if (plan.ok()) r.num_args = {{"arena_bytes", static_cast<double>((*plan)->arena_bytes())}};
+  trace.events.insert(trace.events.begin(), std::move(r));
+  profiler.EndRun(std::move(trace.events));
+  return s;
+}
+
+Status Session::RunWithPlan(const std::shared_ptr<Plan>& plan, const std::vector<std::pair<std::string, Tensor>>& feeds,
+                            const std::vector<std::string>& fetches, std::vector<Tensor>* results, PlanTrace* trace) {
   std::vector<const Tensor*> ins;
   for (const auto& e : inputs_)
     for (const auto& f : feeds)
@@ -284,7 +382,7 @@ Status Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds, co
       fetch_ids.push_back(plan->ValueId(name));
     }
   }
-  Status s = RunPlan(*impl_, plan, ins, fetch_ids, results);
+  Status s = RunPlan(*impl_, plan, ins, fetch_ids, results, trace);
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     ++impl_->stats.runs;

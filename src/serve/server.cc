@@ -4,6 +4,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/file_util.h"
 #include "core/logging.h"
 #include "core/parallel.h"
 #include "serve/api/config_text.h"
@@ -32,6 +33,7 @@ struct Server::Impl {
 #ifdef STRATA_SERVE_WITH_GRPC
   std::unique_ptr<GrpcServer> grpc;
 #endif
+  std::shared_ptr<graph::Profiler> profiler;  // --profile_dir
   std::thread config_poller;
   std::mutex mu;
   std::condition_variable cv;
@@ -58,6 +60,11 @@ Status ValidateOptions(const ServerOptions& o) {
     return InvalidArgumentError("--rest_api_max_inflight_body_bytes must be positive, got ",
                                 o.rest_max_inflight_body_bytes);
   STRATA_RETURN_IF_ERROR(graph::ParseConvAlgorithm(o.conv_algorithm, "--conv_algorithm").status());
+  if (!o.input_signature.empty())
+    STRATA_RETURN_IF_ERROR(graph::ParseInputSignature(o.input_signature, "--input_signature").status());
+  if (o.profile_requests < 0 || (o.profile_requests > 0 && o.profile_dir.empty()))
+    return InvalidArgumentError("--profile_requests needs --profile_dir and a count >= 0, got ", o.profile_requests,
+                                o.profile_dir.empty() ? " without --profile_dir" : "");
   STRATA_RETURN_IF_ERROR(graph::ParsePrecision(o.precision, "--precision").status());
   return Status::OK();
 }
@@ -98,6 +105,23 @@ void AddCollectors(ServingMetrics* metrics, ModelManager* manager, BatchSchedule
     m.model_version_state.Reset(std::move(states));
     if (batcher) m.batch_queue_tasks.Set({}, static_cast<double>(batcher->queued_tasks()));
   });
+}
+
+// Arms the profiler for the next `requests` executions; the trace goes to <profile_dir>/plugins/profile/<time>/.
+StatusOr<std::string> StartProfile(const std::shared_ptr<graph::Profiler>& profiler, const std::string& dir,
+                                   int64_t requests) {
+  if (profiler->active()) return FailedPreconditionError("a profile is being recorded already");
+  profiler->Clear();
+  profiler->StartForRuns(requests, [dir](graph::Profiler& p) {
+    auto path = p.WriteTensorBoardTrace(dir);
+    if (path.ok()) {
+      LogInfo("profile: ", p.num_events(), " trace events in ", *path);
+    } else {
+      LogError("profile: ", path.status().message());
+    }
+  });
+  LogInfo("profile: recording the next ", requests, " executions into ", dir);
+  return JoinPath(JoinPath(dir, "plugins"), "profile");
 }
 
 }  // namespace
@@ -146,6 +170,11 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   LoadOptions lo{o.intra_op_threads, o.model_memory_limit_bytes, o.plan_cache_max_plans, o.plan_cache_max_bytes,
                  graph::ParseConvAlgorithm(o.conv_algorithm).value(),  // validated by ValidateOptions
                  graph::ParsePrecision(o.precision).value()};
+  if (!o.input_signature.empty()) lo.input_signature = graph::ParseInputSignature(o.input_signature).value();
+  if (!o.profile_dir.empty()) {
+    impl.profiler = std::make_shared<graph::Profiler>();
+    lo.profiler = impl.profiler;
+  }
   WarmupOptions wo{o.enable_model_warmup, o.num_request_iterations_for_warmup};
   mo.loader = [lo, wo, metrics](const std::string& name, int64_t version,
                                 const std::string& dir) -> StatusOr<std::shared_ptr<Servable>> {
@@ -174,6 +203,10 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   }
   if (o.rest_port != 0) {
     RestOptions ro{o.rest_timeout_ms, o.rest_cors, o.metrics_enabled, o.metrics_path};
+    if (impl.profiler)
+      ro.start_profile = [profiler = impl.profiler, dir = o.profile_dir](int64_t n) {
+        return StartProfile(profiler, dir, n);
+      };
     impl.rest = std::make_unique<RestApi>(impl.predictor.get(), metrics, ro);
     HttpServerOptions ho;
     ho.access_log = o.log_requests;
@@ -227,6 +260,9 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
   LogInfo("threads: intra-op ", IntraOpThreads(), ", REST workers ", impl.http ? std::to_string(o.rest_num_threads > 0 ? o.rest_num_threads : 0) : "-",
           impl.batcher ? StrCat(", batch threads ", impl.batcher->options().num_batch_threads) : std::string());
   STRATA_RETURN_IF_ERROR(impl.manager->Start(models));
+  // (Model warmup runs of versions still loading count as executions too.)
+  if (impl.profiler && o.profile_requests > 0)
+    STRATA_RETURN_IF_ERROR(StartProfile(impl.profiler, o.profile_dir, o.profile_requests).status());
   for (const ModelConfig& m : models)
     LogInfo("serving model '", m.name, "' from ", m.base_path, " (version policy ", m.policy.ToString(), ")");
   if (!o.model_config_file.empty() && o.model_config_file_poll_wait_seconds > 0)

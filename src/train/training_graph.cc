@@ -96,6 +96,9 @@ Status Finish(CompiledGraph* cg, graph::Graph graph, const TrainerOptions& optio
   so.optimize = options.optimize;
   so.conv_algorithm = options.conv_algorithm;
   so.check_numerics = options.check_numerics;
+  so.profiler = options.profiler;
+  for (const graph::SignatureEntry& e : options.input_signature)  // the model inputs this graph reads
+    if (cg->model->graph.FindInput(e.name) != nullptr) so.input_signature.push_back(e);
   // A training run sees few shapes (the batch, the last partial batch, evaluation), each plan large: bound the cache
   // by count only, so that an epoch's partial batch does not evict the full batch's plan.
   so.plan_cache_max_bytes = 0;

@@ -58,6 +58,8 @@ StatusOr<std::shared_ptr<Servable>> Servable::Load(const std::string& name, int6
   so.plan_cache_max_bytes = static_cast<size_t>(std::max<int64_t>(0, options.plan_cache_max_bytes));
   so.conv_algorithm = options.conv_algorithm;
   so.precision = options.precision;
+  so.input_signature = options.input_signature;
+  so.profiler = options.profiler;
   if (!FileExists(path) && tf::IsSavedModelDir(dir)) return LoadSavedModel(name, version, dir, so);
   if (!FileExists(path)) return ExplainMissingModel(dir);
   auto model = onnx::LoadModel(path);

@@ -21,6 +21,8 @@ struct LoadOptions {
   int64_t plan_cache_max_bytes = int64_t{1} << 30;
   graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;
   graph::Precision precision = graph::Precision::kFp32;
+  std::vector<graph::SignatureEntry> input_signature;  // SessionOptions::input_signature
+  std::shared_ptr<graph::Profiler> profiler;           // SessionOptions::profiler
 };
 
 class Servable {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include "serve/api/json_codec.h"
 #include "serve/http/openapi.h"
@@ -84,6 +85,7 @@ void RestApi::Handle(HttpRequest&& request, Responder respond) {
     if (options_.cors) AddCors(&r);
     return respond(std::move(r));
   }
+  if (path == "/monitoring/profile") return HandleProfile(request, std::move(respond));
   if (path == "/healthz") {
     HttpResponse r;
     r.body = "{\"status\": \"ok\"}";
@@ -119,6 +121,44 @@ void RestApi::Handle(HttpRequest&& request, Responder respond) {
     return respond(std::move(r));
   }
   HandleV1(std::move(request), path, std::move(respond));
+}
+
+// POST /monitoring/profile?requests=N (default 1, at most 10000): records the next N executions as a Chrome trace.
+void RestApi::HandleProfile(const HttpRequest& request, Responder respond) {
+  HttpResponse r;
+  if (!options_.start_profile) {
+    r.status = 404;
+    r.body = JsonError("profiling is off: start the server with --profile_dir DIR");
+    return respond(std::move(r));
+  }
+  if (request.method != "POST") {
+    r.status = 405;
+    r.body = JsonError("start a profile with POST /monitoring/profile?requests=N");
+    return respond(std::move(r));
+  }
+  int64_t requests = 1;
+  const size_t q = request.target.find("requests=");
+  if (q != std::string::npos) {
+    const std::string value = request.target.substr(q + 9, request.target.find('&', q) - q - 9);
+    char* end = nullptr;
+    const long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || v < 1 || v > 10000) {
+      r.status = 400;
+      r.body = JsonError(StrCat("requests must be an integer in [1, 10000], got '", value, "'"));
+      return respond(std::move(r));
+    }
+    requests = v;
+  }
+  auto where = options_.start_profile(requests);
+  if (!where.ok()) {
+    r.status = where.status().code() == StatusCode::kFailedPrecondition ? 409 : 500;
+    r.body = JsonError(where.status().message());
+    return respond(std::move(r));
+  }
+  r.body = StrCat("{\"profiling_requests\": ", requests, ", \"profile_dir\": ");
+  AppendJsonString(&r.body, *where);
+  r.body += "}";
+  return respond(std::move(r));
 }
 
 void RestApi::HandleV1(HttpRequest&& request, const std::string& path, Responder respond) {

@@ -2,6 +2,8 @@
 // plus /healthz, /readyz, GET /v1/models and the Prometheus endpoint. A thin adapter: URL → route, JSON → request structs, Status → HTTP code and {"error": ...}.
 #pragma once
 
+#include <functional>
+
 #include <string>
 
 #include "serve/core/predictor.h"
@@ -16,6 +18,9 @@ struct RestOptions {
   bool cors = false;
   bool metrics_enabled = true;
   std::string metrics_path = "/monitoring/prometheus/metrics";
+  // POST /monitoring/profile?requests=N: arms the profiler (ServerOptions::profile_dir) and returns where the trace
+  // will go; null = profiling not enabled (404 saying so).
+  std::function<StatusOr<std::string>(int64_t requests)> start_profile;
 };
 
 class RestApi {
@@ -28,6 +33,7 @@ class RestApi {
 
  private:
   void HandleV1(HttpRequest&& request, const std::string& path, Responder respond);
+  void HandleProfile(const HttpRequest& request, Responder respond);
   void Predict(HttpRequest&& request, const ModelSpec& spec, Responder respond);
   void ExamplesCall(HttpRequest&& request, const ModelSpec& spec, bool classify, Responder respond);
   // Counts the request and answers it.
