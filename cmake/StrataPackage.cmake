@@ -1,11 +1,12 @@
 # strata as an installable library: `cmake --install` gives the public headers (include/strata/), the static
-# libraries, a CMake package (find_package(strata) -> strata::strata), a pkg-config file (strata.pc) and the CLI.
-# `cpack -G DEB` (from the build folder) wraps the same install tree into a Debian package.
+# libraries, the shared library libstrata.so (STRATA_BUILD_SHARED), a CMake package (find_package(strata) ->
+# strata::strata, strata::strata_shared), pkg-config files (strata.pc static, strata-shared.pc) and the CLI.
+# `cpack -G DEB` (from a portable build folder: `make package`) wraps the same install tree into a Debian package.
 #
-# The libraries are static: a consumer links strata::strata and gets every strata library and its third-party
-# dependencies (found again by strataConfig.cmake through find_dependency). Only include/strata/ is public; src/
-# stays private to the build.
-include(GNUInstallDirs)
+# strata::strata links the static libraries: a consumer gets every strata library and its third-party dependencies
+# (found again by strataConfig.cmake through find_dependency). strata::strata_shared links libstrata.so.MAJOR.MINOR,
+# one shared library holding the same objects, which exports the strata:: symbols only (cmake/libstrata.map) and
+# needs nothing more at link time. Only include/strata/ is public; src/ stays private to the build.
 include(CMakePackageConfigHelpers)
 
 set(STRATA_EXPORTED_LIBS strata_core strata_ir strata_ops strata_graph strata_proto strata_io strata_onnx strata_tf
@@ -24,6 +25,38 @@ target_link_libraries(strata_lib INTERFACE strata_train strata_serve strata_data
                       strata_graph strata_io strata_core)
 target_include_directories(strata_lib INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_compile_features(strata_lib INTERFACE cxx_std_20)
+
+# libstrata.so: every strata library's objects (compiled -fPIC, see the top CMakeLists.txt), linked once. SONAME
+# libstrata.so.MAJOR.MINOR: before 1.0 a minor release may change the ABI (strataConfigVersion.cmake accepts the same
+# minor version only, too). Calls between strata functions bind inside the library (-Bsymbolic-functions).
+if(STRATA_BUILD_SHARED)
+  set(STRATA_SHARED_PARTS strata_train strata_serve strata_tf strata_data strata_nn strata_optim strata_onnx strata_io
+      strata_proto strata_graph strata_ops strata_ir strata_core)
+  if(STRATA_WITH_GRPC)
+    list(APPEND STRATA_SHARED_PARTS strata_grpc_proto)
+  endif()
+  set(STRATA_SHARED_OBJECTS "")
+  foreach(lib ${STRATA_SHARED_PARTS})
+    list(APPEND STRATA_SHARED_OBJECTS $<TARGET_OBJECTS:${lib}>)
+  endforeach()
+  add_library(strata_shared SHARED ${STRATA_SHARED_OBJECTS})
+  set_target_properties(strata_shared PROPERTIES
+    OUTPUT_NAME strata EXPORT_NAME strata_shared
+    VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
+    LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/libstrata.map)
+  # The parts' own link dependencies (oneDNN, protobuf, gRPC, zlib, libpng, OpenMP, MPI, ...): linking the static
+  # archives again after their objects adds nothing from them, only their usage requirements.
+  target_link_libraries(strata_shared PRIVATE ${STRATA_SHARED_PARTS})
+  target_link_options(strata_shared PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/libstrata.map
+                      -Wl,-Bsymbolic-functions -Wl,--no-undefined)
+  target_include_directories(strata_shared INTERFACE $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+                             $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_compile_features(strata_shared INTERFACE cxx_std_20)
+  install(TARGETS strata_shared EXPORT strataTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Unspecified)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/strata-shared.pc.in ${PROJECT_BINARY_DIR}/strata-shared.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/strata-shared.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
 
 install(TARGETS ${STRATA_EXPORTED_LIBS} strata_lib EXPORT strataTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -70,4 +103,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "libdnnl-dev, libonnx-dev, libprotobuf-dev, libgrpc++-dev, libsimdjson-dev, zlib1g-dev, libpng-dev, libturbojpeg0-dev, libgomp1, libhdf5-dev, libopenmpi-dev, libsnappy-dev")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+# A package must run on other machines: cpack refuses a -march=native build (cmake/check_portable.cmake).
+set(CPACK_STRATA_NATIVE ${STRATA_NATIVE})
+set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/check_portable.cmake)
 include(CPack)

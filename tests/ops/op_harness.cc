@@ -321,6 +321,36 @@ void CheckGradient(const OpCase& c) {
   }
 }
 
+StatusOr<std::vector<Tensor>> RunNamedKernel(const OpCase& c) {
+  const ops::OpSchema* schema = ops::OpRegistry::Global().Find(c.domain, c.op_type);
+  if (schema == nullptr) return NotFoundError("op ", c.op_type, " is not registered");
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  auto model = OneNodeModel(c, &feeds);
+  const graph::Node& node = model->graph.nodes[0];
+  std::vector<ops::ValueType> in_vt, out_vt(static_cast<size_t>(c.num_outputs));
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!c.inputs[i].defined()) {
+      in_vt.emplace_back();
+      continue;
+    }
+    ops::ValueType vt{c.inputs[i].dtype(), PartialShape::Of(c.inputs[i].shape()), nullptr};
+    if (model->graph.initializers.count(node.inputs[i])) vt.value = &model->graph.initializers.at(node.inputs[i]);
+    in_vt.push_back(vt);
+  }
+  for (const ops::KernelEntry& entry : schema->kernels) {
+    if (entry.name != c.kernel) continue;
+    STRATA_ASSIGN_OR_RETURN(auto kernel,
+                            entry.create(ops::KernelInit{node, in_vt, out_vt, c.conv_algorithm, c.precision}));
+    std::vector<const Tensor*> ins;
+    for (const Tensor& t : c.inputs) ins.push_back(t.defined() ? &t : nullptr);
+    const graph::ValueLookup none = [](const std::string&) -> const Tensor* { return nullptr; };
+    graph::DynamicKernelContext ctx(node, ins, DefaultAllocator(), &none);
+    STRATA_RETURN_IF_ERROR(kernel->Run(ctx));
+    return std::vector<Tensor>(ctx.outputs().begin(), ctx.outputs().begin() + c.num_outputs);
+  }
+  return NotFoundError("no kernel '", c.kernel, "' is registered for ", c.op_type);
+}
+
 OpCase ChannelsLastCase(std::string label, std::string op, std::string op_domain, std::vector<Tensor> inputs,
                         graph::AttributeMap attrs, std::string kernel) {
   attrs["op"] = AString(std::move(op));

@@ -59,6 +59,11 @@ struct OpCase {
 
 void RunOpCase(const OpCase& c);
 
+// Runs the row's node once through the fast kernel named c.kernel, created and run directly as RunOpCase does, and
+// returns its outputs: an error when no such kernel is registered, or it declines the node or fails. For comparing
+// variants of one kernel with each other.
+StatusOr<std::vector<Tensor>> RunNamedKernel(const OpCase& c);
+
 // A row for a strata.ChannelsLast node wrapping `op` (of `op_domain`, "" for ONNX) on [N, H, W, C] activations, about
 // the fast kernel `kernel` ("dnnl", "cpu"). The reference transposes around the wrapped op's reference kernel.
 OpCase ChannelsLastCase(std::string label, std::string op, std::string op_domain, std::vector<Tensor> inputs,

@@ -3,16 +3,15 @@
 // channels-last Concats of Fire/Inception modules (axis 3 of [N, H, W, C], rows of a few hundred bytes) this runs at
 // copy speed, where oneDNN 2.6's `simple` concat reached about half of it (squeezenet1_1 batch 32: 16.3 ms in eight
 // Concats).
-#include <cstring>
-
-#if defined(__AVX512F__) || defined(__AVX__)
 #include <immintrin.h>
-#endif
+
+#include <cstring>
 
 #include "core/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
 
-namespace strata::ops::cpu {
+#include "ops/cpu/isa_begin.h"
+namespace strata::ops::cpu::STRATA_CPU_NS {
 namespace {
 
 Status Decline(std::string_view why) { return UnimplementedError("cpu Concat: ", why); }
@@ -20,10 +19,10 @@ Status Decline(std::string_view why) { return UnimplementedError("cpu Concat: ",
 // Copies n bytes; with `stream`, a destination aligned to 64 bytes and n a multiple of 64, bypasses the cache
 // (non-temporal stores: no read of the destination lines first, and the copied data does not evict the cache).
 inline void Copy(char* d, const char* s, int64_t n, bool stream) {
-#if defined(__AVX512F__) || defined(__AVX__)
+#if STRATA_CPU_HAS_AVX512 || defined(__AVX__)
   if (stream && (reinterpret_cast<uintptr_t>(d) & 63) == 0 && (n & 63) == 0) {
     for (int64_t i = 0; i < n; i += 64) {
-#if defined(__AVX512F__)
+#if STRATA_CPU_HAS_AVX512
       _mm512_stream_ps(reinterpret_cast<float*>(d + i), _mm512_loadu_ps(reinterpret_cast<const float*>(s + i)));
 #else
       _mm256_stream_ps(reinterpret_cast<float*>(d + i), _mm256_loadu_ps(reinterpret_cast<const float*>(s + i)));
@@ -68,7 +67,7 @@ class ConcatRows final : public Kernel {
           d += n;
         }
       }
-#if defined(__AVX512F__) || defined(__AVX__)
+#if STRATA_CPU_HAS_AVX512 || defined(__AVX__)
       if (stream) _mm_sfence();  // the streamed stores are visible before the next op reads them
 #endif
     });
@@ -124,4 +123,5 @@ StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init) {
   return std::unique_ptr<Kernel>(std::make_unique<ConcatRows>(dtype, out, std::move(ins), rows, std::move(row_bytes)));
 }
 
-}  // namespace strata::ops::cpu
+}  // namespace strata::ops::cpu::STRATA_CPU_NS
+#include "ops/cpu/isa_end.h"

@@ -10,6 +10,8 @@
 // each window's maximum is taken with the reference's rule (the first non-NaN value, then strictly greater ones; an
 // all-NaN window gives NaN). Sums run in a different order than the reference convolution's, so results agree to
 // rounding, not bit for bit.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -20,7 +22,8 @@
 #include "ops/defs/fused/conv_max_pool.h"
 #include "ops/defs/nn/spatial.h"
 
-namespace strata::ops::cpu {
+#include "ops/cpu/isa_begin.h"
+namespace strata::ops::cpu::STRATA_CPU_NS {
 namespace {
 
 Status Decline(std::string_view why) { return UnimplementedError("cpu ConvMaxPool (channels-last): ", why); }
@@ -309,4 +312,5 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit
   return std::unique_ptr<Kernel>(std::make_unique<ConvMaxPoolNhwc>(g, *std::move(act), init.inputs.size() == 3));
 }
 
-}  // namespace strata::ops::cpu
+}  // namespace strata::ops::cpu::STRATA_CPU_NS
+#include "ops/cpu/isa_end.h"

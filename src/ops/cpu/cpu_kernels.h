@@ -4,6 +4,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "ops/defs/nn/spatial.h"
 #include "ops/op.h"
@@ -14,10 +16,10 @@ namespace strata::ops::cpu {
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
 
 // The geometry of a MaxPool node (or MaxPoolGrad, same attributes: kernel, strides, pads, dilations, ceil_mode) on X
-// of NCHW shape `x`, and its output shape [N, C, OH, OW] in `out` (max_pool_nhwc.cc).
+// of NCHW shape `x`, and its output shape [N, C, OH, OW] in `out` (max_pool_grad_nhwc.cc).
 StatusOr<nn::Geometry3> MaxPoolGeometry(const Node& node, const Shape& x, Shape* out);
 
-// strata.ChannelsLast: the kernel below for the wrapped op, or Unimplemented.
+// strata.ChannelsLast: the kernel below for the wrapped op, or Unimplemented (max_pool_grad_nhwc.cc).
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init);
 
 // max_pool_grad_nhwc.cc: strata.ChannelsLast wrapping strata.MaxPoolGrad (dY, X, dX channels-last), float32, 2-D.
@@ -38,5 +40,39 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelIn
 // quantize_linear.cc: QuantizeLinear of float32 with a constant per-tensor scale and zero point (uint8/int8),
 // vectorised, bit-exact with the reference.
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
+
+// Run-time choice of the variant (isa.h). The six factories above that have vector code (all but
+// CreateChannelsLastMaxPoolGrad and CreateChannelsLast) exist twice, in namespaces generic and avx512; the ones above
+// call the variant that CpuIsaForPlans() names when a plan is made (dispatch.cc).
+enum class CpuIsa { kGeneric, kAvx512 };
+std::string_view CpuIsaName(CpuIsa isa);  // "generic", "avx512"
+// Whether this CPU (and the OS, which must save the AVX-512 registers) runs the avx512 variant: AVX-512 F, BW, DQ and
+// VL, plus the AVX2, FMA, BMI/BMI2 and POPCNT that the variant also assumes.
+bool CpuSupportsAvx512();
+// The variant for plans made now: the test override if set, else the environment variable STRATA_CPU_ISA ("generic"
+// forces the fallback; "avx512" requires it; "auto" or unset: avx512 where CpuSupportsAvx512()). InvalidArgument for
+// another value or for avx512 on a CPU without it.
+StatusOr<CpuIsa> CpuIsaForPlans();
+// Tests: force a variant (std::nullopt: back to STRATA_CPU_ISA / the CPU). Forcing kAvx512 without CPU support makes
+// the factories fail.
+void SetCpuIsaOverrideForTesting(std::optional<CpuIsa> isa);
+
+namespace generic {
+StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
+}  // namespace generic
+
+namespace avx512 {
+StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
+}  // namespace avx512
 
 }  // namespace strata::ops::cpu

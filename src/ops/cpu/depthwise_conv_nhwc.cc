@@ -13,13 +13,11 @@
 // (Clip keeps NaN; oneDNN's fused Clip maps it to the bound, which made the oneDNN kernel scan its input for NaN);
 // other activations go through the reference's ApplyActivation on the finished row. Sums run in a different order
 // than the reference convolution's (bias first, with fused multiply-adds), so results agree to rounding.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-
-#if defined(__AVX512F__)
-#include <immintrin.h>  // _mm_sfence
-#endif
 
 #include "core/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
@@ -27,7 +25,8 @@
 #include "ops/defs/fused/activation.h"
 #include "ops/defs/nn/spatial.h"
 
-namespace strata::ops::cpu {
+#include "ops/cpu/isa_begin.h"
+namespace strata::ops::cpu::STRATA_CPU_NS {
 namespace {
 
 Status Decline(std::string_view why) { return UnimplementedError("cpu depthwise Conv (channels-last): ", why); }
@@ -158,7 +157,7 @@ class DepthwiseConvNhwc final : public Kernel {
     ParallelFor(g.n * g.oh, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, row_work)),
                 [&](int64_t begin, int64_t end) {
                   for (int64_t t = begin; t < end; ++t) Row(px, wt, bias, py, t, ap);
-#if defined(__AVX512F__)
+#if STRATA_CPU_HAS_AVX512
                   if (ap.stream) _mm_sfence();  // the streamed stores are visible before the next op reads them
 #endif
                 });
@@ -284,4 +283,5 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelIn
   return std::unique_ptr<Kernel>(std::make_unique<DepthwiseConvNhwc>(g, std::move(act), init.inputs.size() == 3));
 }
 
-}  // namespace strata::ops::cpu
+}  // namespace strata::ops::cpu::STRATA_CPU_NS
+#include "ops/cpu/isa_end.h"

@@ -137,6 +137,13 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPoolGrad(const KernelInit
   return std::unique_ptr<Kernel>(std::make_unique<MaxPoolGradNhwc>(*g, x[0], x[3], node.GetInt("relu_input", 0) != 0));
 }
 
+StatusOr<nn::Geometry3> MaxPoolGeometry(const Node& node, const Shape& x, Shape* out) {
+  constexpr nn::SpatialOptions kOptions{
+      .kernel_from_attr = true, .allow_dilations = true, .allow_ceil_mode = true, .pads_below_kernel = true};
+  STRATA_ASSIGN_OR_RETURN(nn::SpatialAttrs attrs, nn::ReadSpatialAttrs(node, 2, kOptions));
+  return nn::ForwardGeometry(node, attrs, x, x[1], out);
+}
+
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init) {
   const std::string op = init.node.GetString("op", "");
   if (init.node.GetString("op_domain", "") == "strata" && op == "MaxPoolGrad")

@@ -4,6 +4,8 @@
 // oneDNN's max pooling differs from the reference on NaN (an all-NaN window), so that kernel scans X for NaN before
 // every run and falls back to the reference when it finds one: a second read of X (squeezenet1_1 batch 32: the pool
 // after the second Fire module reads 50 MB).
+#include <immintrin.h>
+
 #include <algorithm>
 
 #include "core/parallel.h"
@@ -11,7 +13,8 @@
 #include "ops/cpu/max_window.h"
 #include "ops/defs/nn/spatial.h"
 
-namespace strata::ops::cpu {
+#include "ops/cpu/isa_begin.h"
+namespace strata::ops::cpu::STRATA_CPU_NS {
 namespace {
 
 Status Decline(std::string_view why) { return UnimplementedError("cpu MaxPool (channels-last): ", why); }
@@ -70,13 +73,6 @@ class MaxPoolNhwc final : public Kernel {
 
 }  // namespace
 
-StatusOr<nn::Geometry3> MaxPoolGeometry(const Node& node, const Shape& x, Shape* out) {
-  constexpr nn::SpatialOptions kOptions{
-      .kernel_from_attr = true, .allow_dilations = true, .allow_ceil_mode = true, .pads_below_kernel = true};
-  STRATA_ASSIGN_OR_RETURN(nn::SpatialAttrs attrs, nn::ReadSpatialAttrs(node, 2, kOptions));
-  return nn::ForwardGeometry(node, attrs, x, x[1], out);
-}
-
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init) {
   const Node& node = init.node;
   if (!node.GetString("op_domain", "").empty() || node.GetString("op", "") != "MaxPool")
@@ -97,4 +93,5 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& in
   return std::unique_ptr<Kernel>(std::make_unique<MaxPoolNhwc>(*g, x[0], x[3]));
 }
 
-}  // namespace strata::ops::cpu
+}  // namespace strata::ops::cpu::STRATA_CPU_NS
+#include "ops/cpu/isa_end.h"

@@ -1,14 +1,16 @@
 // The reference MaxPool's maximum over a window, channels-last: per channel, the first non-NaN value, then strictly
 // greater ones; NaN when every value is NaN; -inf for a window without values (all padding). Computed as
 // max(-inf, values...) with ties keeping the earlier value, plus a mask of channels that saw a number; vectorised
-// across the channels, which are contiguous. Shared by the hand-written channels-last kernels.
+// across the channels, which are contiguous. Shared by the hand-written channels-last kernels, in their variant
+// (isa.h).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
-namespace strata::ops::cpu {
+#include "ops/cpu/isa_begin.h"
+namespace strata::ops::cpu::STRATA_CPU_NS {
 
 // 16 floats; loads and stores through it need only float alignment.
 typedef float V16 __attribute__((vector_size(64), aligned(4)));
@@ -63,4 +65,5 @@ inline void MaxOverTapsScalar(const float* const* taps, int64_t ntaps, int64_t o
   }
 }
 
-}  // namespace strata::ops::cpu
+}  // namespace strata::ops::cpu::STRATA_CPU_NS
+#include "ops/cpu/isa_end.h"

@@ -13,13 +13,11 @@
 // ApplyActivation per block. Y may be Z's memory (the planner's in-place residual): each vector of Z is read just
 // before the same vector of Y is written. Sums run in a different order than the reference convolution's (bias
 // first, fused multiply-adds), so results agree to rounding.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 #include "core/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
@@ -27,7 +25,8 @@
 #include "ops/defs/fused/activation.h"
 #include "ops/inplace.h"
 
-namespace strata::ops::cpu {
+#include "ops/cpu/isa_begin.h"
+namespace strata::ops::cpu::STRATA_CPU_NS {
 namespace {
 
 Status Decline(std::string_view why) { return UnimplementedError("cpu 1x1 Conv (channels-last): ", why); }
@@ -44,7 +43,7 @@ struct Params {
 // lanes (1..16) floats of a vector at p; the rest zero.
 inline V16 LoadPartial(const float* p, int64_t lanes) {
   if (lanes == kLanes) return *reinterpret_cast<const V16*>(p);
-#if defined(__AVX512F__)
+#if STRATA_CPU_HAS_AVX512
   return reinterpret_cast<V16>(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << lanes) - 1), p));
 #endif
   V16 v = {};
@@ -57,7 +56,7 @@ inline void StorePartial(float* p, V16 v, int64_t lanes, bool stream) {
     StoreVector(p, v, stream);
     return;
   }
-#if defined(__AVX512F__)
+#if STRATA_CPU_HAS_AVX512
   _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << lanes) - 1), reinterpret_cast<__m512>(v));
 #else
   std::memcpy(p, &v, sizeof(float) * static_cast<size_t>(lanes));
@@ -177,7 +176,7 @@ class PointwiseConvNhwc final : public Kernel, public InplaceKernel {
                   for (; p < p_end; ++p) Pixels<1>(run, px, wt, bias, pz, py, p, p_end);
                   if (a.ep.act == VecEpilogue::Act::kOther)
                     ApplyActivation(act_, py + begin * kBlock * a.m, (p_end - begin * kBlock) * a.m);
-#if defined(__AVX512F__)
+#if STRATA_CPU_HAS_AVX512
                   if (run.ep.stream) _mm_sfence();  // the streamed stores are visible before the next op reads them
 #endif
                 });
@@ -257,4 +256,5 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelIn
       std::make_unique<PointwiseConvNhwc>(x[0] * x[1] * x[2], p, std::move(act), init.inputs.size() >= 3, has_z));
 }
 
-}  // namespace strata::ops::cpu
+}  // namespace strata::ops::cpu::STRATA_CPU_NS
+#include "ops/cpu/isa_end.h"

@@ -1,24 +1,26 @@
-// QuantizeLinear of float32 with a per-tensor constant scale and zero point into uint8/int8, vectorised (AVX-512) and
+// QuantizeLinear of float32 with a per-tensor constant scale and zero point into uint8/int8, vectorised (AVX-512 variant, isa.h) and
 // split across threads: the QDQ models' QuantizeLinear nodes that the int8 convolutions do not absorb (after a pool,
 // after a float32 residual sum) run here instead of the scalar reference loop. Bit-exact with the reference: x is
 // divided by the scale (not multiplied by its reciprocal), rounded half to even, offset by the zero point and
 // saturated; NaN gives the type's lowest value.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
-#if defined(__AVX512F__)
 // GCC 12 reports the deliberately undefined pass-through operand inside its own AVX-512 intrinsics
 // (_mm512_undefined_ps) as "may be used uninitialized" once they are inlined here: a false positive.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
 #endif
 
 #include "core/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
 
-namespace strata::ops::cpu {
+#include "ops/cpu/isa_begin.h"
+namespace strata::ops::cpu::STRATA_CPU_NS {
 namespace {
 
 Status Decline(std::string_view why) { return UnimplementedError("cpu QuantizeLinear: ", why); }
@@ -28,7 +30,7 @@ void QuantizeRange(const float* x, Q* y, int64_t begin, int64_t end, float scale
   constexpr float lo = static_cast<float>(std::numeric_limits<Q>::lowest());
   constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
   int64_t i = begin;
-#if defined(__AVX512F__)
+#if STRATA_CPU_HAS_AVX512
   const __m512 vs = _mm512_set1_ps(scale), vz = _mm512_set1_ps(zp), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   for (; i + 16 <= end; i += 16) {
     __m512 v = _mm512_div_ps(_mm512_loadu_ps(x + i), vs);
@@ -104,4 +106,5 @@ StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init) {
   return std::unique_ptr<Kernel>(std::make_unique<QuantizePerTensor>(init.inputs[0].shape.ToShape(), out, scale, zp));
 }
 
-}  // namespace strata::ops::cpu
+}  // namespace strata::ops::cpu::STRATA_CPU_NS
+#include "ops/cpu/isa_end.h"

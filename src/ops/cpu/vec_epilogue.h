@@ -1,19 +1,19 @@
 // The epilogue of the hand-written channels-last convolutions (depthwise_conv_nhwc.cc, pointwise_conv_nhwc.cc): a
 // fused activation applied to a vector of 16 outputs in registers, and the store. Relu and Clip follow the
 // reference's ApplyActivation exactly, NaN included (Clip keeps NaN, where oneDNN's fused Clip maps it to the bound);
-// other activations (kOther) are left to the kernel, which runs ApplyActivation on its finished rows.
+// other activations (kOther) are left to the kernel, which runs ApplyActivation on its finished rows. Variant code
+// (isa.h).
 #pragma once
+
+#include <immintrin.h>
 
 #include <cstdint>
 
 #include "ops/cpu/max_window.h"
 #include "ops/defs/fused/activation.h"
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
-namespace strata::ops::cpu {
+#include "ops/cpu/isa_begin.h"
+namespace strata::ops::cpu::STRATA_CPU_NS {
 
 struct VecEpilogue {
   enum class Act { kNone, kRelu, kClip, kOther };
@@ -64,7 +64,7 @@ inline bool StreamsOutput(const VecEpilogue& e, int64_t output_bytes, const void
 // (y 64-byte aligned; AVX-512 builds only), a plain store otherwise. A kernel that streams ends each thread's work
 // with _mm_sfence().
 inline void StoreVector(float* y, V16 v, bool stream) {
-#if defined(__AVX512F__)
+#if STRATA_CPU_HAS_AVX512
   if (stream) {
     _mm512_stream_ps(y, reinterpret_cast<__m512>(v));
     return;
@@ -74,4 +74,5 @@ inline void StoreVector(float* y, V16 v, bool stream) {
   *reinterpret_cast<V16*>(y) = v;
 }
 
-}  // namespace strata::ops::cpu
+}  // namespace strata::ops::cpu::STRATA_CPU_NS
+#include "ops/cpu/isa_end.h"
