@@ -50,7 +50,9 @@ TEST(GuardsTest, TerminateOnNaNStopsAtTheStepThatProducedTheNaNAndNamesIt) {
     FitOptions fo;
     fo.verbose = 0;
     fo.epochs = 1;
-    fo.callbacks = {TerminateOnNaN()};
+    auto nan_guard = TerminateOnNaN();
+    ASSERT_TRUE(nan_guard.ok()) << nan_guard.status().ToString();
+    fo.callbacks = {*nan_guard};
     auto h = (*t)->Fit(Data(80, 8, k), fo);  // 10 batches; batch k holds the NaN
     ASSERT_FALSE(h.ok()) << "k=" << k;
     EXPECT_EQ(h.status().code(), StatusCode::kFailedPrecondition);
