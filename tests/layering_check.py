@@ -7,7 +7,7 @@ the libraries' link dependencies in src/*/CMakeLists.txt):
   core   src/core, strata/status.h, strata/tensor.h, strata/util.h
   proto  generated protobuf headers (tensorflow/..., tensorflow_serving/..., inference/...)
   io     src/io, strata/example.h, strata/records.h
-  ir     strata/graph.h, strata/graph_builder.h (the IR data model; library strata_ir)
+  ir     src/ir, strata/graph.h, strata/graph_builder.h (the IR data model; library strata_ir)
   ops    src/ops
   graph  src/graph (passes, planner, executor)
   onnx   src/onnx, strata/onnx.h
