@@ -118,6 +118,25 @@ int FoldConvScaleShift(graph::Graph* g, const std::unordered_set<std::string>& g
   return folded;
 }
 
+// Node `n` (elementwise, its output NHWC) run on NCHW operands `ins` instead, and a Transpose of its result back to
+// NHWC under the original output name; the NCHW result is recorded in `nchw_source` for the nodes downstream.
+void EmitInNchw(const graph::Node& n, std::vector<std::string> ins,
+                std::unordered_map<std::string, std::string>* nchw_source, std::vector<graph::Node>* out) {
+  graph::Node e = n;
+  e.inputs = std::move(ins);
+  e.outputs[0] = n.outputs[0] + "/_nchw";
+  graph::Node t;
+  t.name = n.name + "/_to_nhwc";
+  t.op_type = "Transpose";
+  t.opset = n.opset;
+  t.attrs["perm"] = graph::Attribute::Ints(kToNhwc);
+  t.inputs = {e.outputs[0]};
+  t.outputs = {n.outputs[0]};
+  (*nchw_source)[n.outputs[0]] = e.outputs[0];
+  out->push_back(std::move(e));
+  out->push_back(std::move(t));
+}
+
 }  // namespace
 
 Status SinkLayoutTransposes(graph::Graph* g) {
@@ -139,19 +158,9 @@ Status SinkLayoutTransposes(graph::Graph* g) {
     const bool binary = n.domain.empty() && In(n.op_type, kBinary) && n.inputs.size() == 2 && n.outputs.size() == 1;
     if (unary && !n.inputs.empty() && nchw_source.count(n.inputs[0])) {
       // Elementwise on one NHWC activation (Clip's bounds are scalars): run it on the NCHW value.
-      graph::Node e = n;
-      e.inputs[0] = nchw_source[n.inputs[0]];
-      e.outputs[0] = n.outputs[0] + "/_nchw";
-      graph::Node t;
-      t.name = n.name + "/_to_nhwc";
-      t.op_type = "Transpose";
-      t.opset = n.opset;
-      t.attrs["perm"] = graph::Attribute::Ints(kToNhwc);
-      t.inputs = {e.outputs[0]};
-      t.outputs = {n.outputs[0]};
-      nchw_source[n.outputs[0]] = e.outputs[0];
-      out.push_back(std::move(e));
-      out.push_back(std::move(t));
+      std::vector<std::string> ins = n.inputs;
+      ins[0] = nchw_source[n.inputs[0]];
+      EmitInNchw(n, std::move(ins), &nchw_source, &out);
       ++changed;
       continue;
     }
@@ -175,19 +184,7 @@ Status SinkLayoutTransposes(graph::Graph* g) {
             g->initializers[ins[i]] = ToNchwConstant(g->initializers.at(n.inputs[i]));
           }
         }
-        graph::Node e = n;
-        e.inputs = ins;
-        e.outputs[0] = n.outputs[0] + "/_nchw";
-        graph::Node t;
-        t.name = n.name + "/_to_nhwc";
-        t.op_type = "Transpose";
-        t.opset = n.opset;
-        t.attrs["perm"] = graph::Attribute::Ints(kToNhwc);
-        t.inputs = {e.outputs[0]};
-        t.outputs = {n.outputs[0]};
-        nchw_source[n.outputs[0]] = e.outputs[0];
-        out.push_back(std::move(e));
-        out.push_back(std::move(t));
+        EmitInNchw(n, std::move(ins), &nchw_source, &out);
         ++changed;
         continue;
       }
