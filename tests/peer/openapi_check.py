@@ -76,6 +76,8 @@ CALLS = [
     ('GET', '/readyz', '/readyz', None, 200),
     ('GET', '/monitoring/prometheus/metrics', '/monitoring/prometheus/metrics', None, 200),
     ('GET', '/v1/openapi.json', '/v1/openapi.json', None, 200),
+    # This server runs without --profile_dir: the profiling endpoint answers 404 with the documented error shape.
+    ('POST', '/monitoring/profile?requests=1', '/monitoring/profile', None, 404),
     # The Open Inference Protocol (KServe v2).
     ('GET', '/v2', '/v2', None, 200),
     ('GET', '/v2/health/live', '/v2/health/live', None, 200),

@@ -228,7 +228,7 @@ TEST_F(E2eTest, OpenApiDescriptionIsServed) {
   ASSERT_NE(paths, nullptr);
   for (const char* p : {"/v1/models/{model_name}", "/v1/models/{model_name}/metadata", "/v1/models/{model_name}:predict",
                         "/v1/models/{model_name}:classify", "/v1/models/{model_name}:regress",
-                        "/v1/models/{model_name}/labels/{label}:predict", "/healthz", "/readyz", "/v1/openapi.json",
+                        "/v1/models/{model_name}/labels/{label}:predict", "/healthz", "/readyz", "/v1/openapi.json", "/monitoring/profile",
                         "/v2", "/v2/health/live", "/v2/health/ready", "/v2/models/{model_name}",
                         "/v2/models/{model_name}/ready", "/v2/models/{model_name}/infer",
                         "/v2/models/{model_name}/versions/{version}/infer"})

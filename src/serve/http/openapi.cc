@@ -68,6 +68,13 @@ constexpr const char kOpenApi[] = R"JSON({
               "responses": {"200": {"description": "ready", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Ready"}}}},
                             "503": {"description": "not ready, and why", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Ready"}}}}}}
     },
+    "/monitoring/profile": {
+      "post": {"summary": "Record the next N model executions as a Chrome trace in --profile_dir (strata; 404 without --profile_dir)",
+               "parameters": [{"name": "requests", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1}}],
+               "responses": {"200": {"description": "recording", "content": {"application/json": {"schema": {"type": "object", "required": ["profiling_requests", "profile_dir"], "properties": {"profiling_requests": {"type": "integer"}, "profile_dir": {"type": "string"}}}}}},
+                             "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
+                             "405": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}}}
+    },
     "/monitoring/prometheus/metrics": {
       "get": {"summary": "Prometheus text exposition (the path is --monitoring_config_file's)",
               "responses": {"200": {"description": "metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}}}
