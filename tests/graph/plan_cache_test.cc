@@ -234,8 +234,13 @@ TEST(PlanCacheTest, AThousandDistinctBatchSizesKeepMemoryBoundedByTheCacheLimit)
   EXPECT_LE(peak_cached, 8);
   EXPECT_LE(peak_bytes, int64_t{4} << 20);
   // Results, kernels and allocator caches come and go: the bound is a generous multiple of the 4 MiB limit, and a
-  // sixth of the unbounded growth.
+  // sixth of the unbounded growth. Under AddressSanitizer freed memory waits in its quarantine, so RSS is not a
+  // measure of what the cache holds there (the plan and byte counts above still are).
+#if !defined(__SANITIZE_ADDRESS__)
   EXPECT_LT(growth, int64_t{40} << 20) << "RSS grew by " << (growth >> 20) << " MiB over 1,000 batch sizes";
+#else
+  (void)growth;
+#endif
 }
 
 }  // namespace

@@ -203,8 +203,9 @@ TEST(UserOptimizerTest, TrainsAnMlpLikeTheBuiltInSgd) {
   EXPECT_LT(h1->history.at("loss").back(), 0.5 * h1->history.at("loss").front());
   EXPECT_GT(h1->history.at("accuracy").back(), 0.9);
   // The same rule as SGDUpdate: the same weights after 30 steps (up to float rounding of two op orders).
-  for (const auto& [name, w] : t2->GetState().weights) {
-    const Tensor& got = t1->GetState().weights.at(name);
+  const TrainingState mine_state = t1->GetState(), builtin_state = t2->GetState();  // copies: keep them alive
+  for (const auto& [name, w] : builtin_state.weights) {
+    const Tensor& got = mine_state.weights.at(name);
     for (int64_t i = 0; i < w.num_elements(); ++i)
       ASSERT_NEAR(got.data<float>()[i], w.data<float>()[i], 1e-4) << name << "[" << i << "]";
   }
@@ -286,8 +287,9 @@ TEST(CustomLossTest, TrainsLikeTheBuiltInEquivalent) {
     ASSERT_TRUE(lb.ok()) << lb.status().ToString();
     EXPECT_NEAR(*la->Find("loss"), *lb->Find("loss"), 1e-5) << "step " << step;
   }
-  for (const auto& [name, w] : tb->GetState().weights) {
-    const Tensor& got = ta->GetState().weights.at(name);
+  const TrainingState state_a = ta->GetState(), state_b = tb->GetState();  // copies: keep them alive
+  for (const auto& [name, w] : state_b.weights) {
+    const Tensor& got = state_a.weights.at(name);
     for (int64_t i = 0; i < w.num_elements(); ++i)
       ASSERT_NEAR(got.data<float>()[i], w.data<float>()[i], 1e-5) << name << "[" << i << "]";
   }
