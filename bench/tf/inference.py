@@ -16,6 +16,8 @@ during each measurement is printed beside it.
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
+from cpu_share import busy_share, foreign_pct, own_cpu
+
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 import numpy as np
 import tensorflow as tf
@@ -24,23 +26,6 @@ from keras import layers
 
 tf.config.threading.set_intra_op_parallelism_threads(2)
 tf.config.threading.set_inter_op_parallelism_threads(1)
-
-
-def busy_share():
-    with open('/proc/stat') as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return v[0] + v[1] + v[2] + v[5] + v[6], sum(v)
-
-
-def own_cpu():
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
-
-
-def foreign_pct(b0, b1, c0, c1):
-    total = (b1[1] - b0[1]) / os.sysconf('SC_CLK_TCK')
-    busy = (b1[0] - b0[0]) / os.sysconf('SC_CLK_TCK')
-    return round(max(0.0, busy - (c1 - c0)) / total * 100) if total > 0 else 0
 
 
 def cnn():

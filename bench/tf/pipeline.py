@@ -22,6 +22,8 @@ measurement is printed beside it.
 """
 import argparse, json, os, statistics, subprocess, sys, time
 
+from cpu_share import busy_share, foreign_pct, own_cpu
+
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 import tensorflow as tf
 
@@ -32,23 +34,6 @@ STRATA_NAMES = {(p, t): n.format(t=t) for t in (1, 2) for p, n in (
     ('raw_batched', 'BM_ReadParseBatched/threads:{t}/real_time'),
     ('png', 'BM_ReadParse/fmnist_png/threads:{t}/real_time'),
     ('jpeg_224', 'BM_JpegDecodeResize224/threads:{t}/real_time'))}
-
-
-def busy_share():
-    with open('/proc/stat') as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return v[0] + v[1] + v[2] + v[5] + v[6], sum(v)
-
-
-def own_cpu():
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
-
-
-def foreign_pct(b0, b1, c0, c1):
-    total = (b1[1] - b0[1]) / os.sysconf('SC_CLK_TCK')
-    busy = (b1[0] - b0[0]) / os.sysconf('SC_CLK_TCK')
-    return round(max(0.0, busy - (c1 - c0)) / total * 100) if total > 0 else 0
 
 
 def tf_dataset(name, threads, bench_dir):
