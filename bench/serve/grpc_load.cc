@@ -3,15 +3,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
-#include <mutex>
 #include <random>
 #include <thread>
 
 #include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
 
 namespace strata::serve::bench {
-
-using Clock = std::chrono::steady_clock;
 
 LoadResult RunGrpcLoad(const GrpcLoadOptions& options) {
   tensorflow::serving::PredictRequest request;
@@ -40,50 +37,20 @@ LoadResult RunGrpcLoad(const GrpcLoadOptions& options) {
         grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args)));
   }
 
-  std::mutex mu;
-  std::vector<double> latencies;
-  LoadResult result;
-  const auto start = Clock::now();
-  const auto measure_from = start + options.warmup;
-  const auto end = measure_from + options.duration;
-  auto worker = [&](int index) {
-    auto& stub = *stubs[static_cast<size_t>(index) % stubs.size()];
-    std::vector<double> mine;
-    int64_t ok = 0, failed = 0;
-    std::vector<std::string> errors;
-    tensorflow::serving::PredictResponse response;
-    while (true) {
-      const auto t0 = Clock::now();
-      if (t0 >= end) break;
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-      response.Clear();
-      const grpc::Status s = stub.Predict(&ctx, request, &response);
-      const auto t1 = Clock::now();
-      if (t0 < measure_from) continue;
-      mine.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-      if (s.ok() && !response.outputs().empty()) {
-        ++ok;
-      } else {
-        ++failed;
-        if (errors.size() < 5) errors.push_back(s.ok() ? "empty response" : s.error_message());
-      }
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    latencies.insert(latencies.end(), mine.begin(), mine.end());
-    result.ok += ok;
-    result.failed += failed;
-    for (auto& e : errors)
-      if (result.errors.size() < 10) result.errors.push_back(std::move(e));
-  };
-  std::vector<std::thread> threads;
-  for (int i = 0; i < options.callers; ++i) threads.emplace_back(worker, i);
-  for (auto& th : threads) th.join();
-  const auto finished = Clock::now();
-  result.seconds = finished < measure_from ? 0 : std::chrono::duration<double>(finished - measure_from).count();
-  result.requests = static_cast<int64_t>(latencies.size());
-  SummarizeLatencies(latencies, result);
-  return result;
+  return RunClosedLoop(options.callers, options.warmup, options.duration, 0, nullptr,
+                       [&stubs, &request](int caller) -> RequestFn {
+                         auto& stub = *stubs[static_cast<size_t>(caller) % stubs.size()];
+                         auto response = std::make_shared<tensorflow::serving::PredictResponse>();
+                         return [&stub, &request, response]() -> std::optional<std::string> {
+                           grpc::ClientContext ctx;
+                           ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+                           response->Clear();
+                           const grpc::Status s = stub.Predict(&ctx, request, response.get());
+                           if (!s.ok()) return s.error_message();
+                           if (response->outputs().empty()) return std::string("empty response");
+                           return std::nullopt;
+                         };
+                       });
 }
 
 }  // namespace strata::serve::bench

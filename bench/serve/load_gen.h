@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,16 @@ struct LoadResult {
 
 // Runs until the duration passes, max_requests are done, or `*stop` becomes true.
 LoadResult RunLoad(const LoadOptions& options, const std::atomic<bool>* stop = nullptr);
+
+// One caller's next request, sent and answered: nullopt when it succeeded, else what went wrong (the first few
+// failures are kept for messages).
+using RequestFn = std::function<std::optional<std::string>()>;
+// The closed loop under RunLoad and RunGrpcLoad: `callers` threads, each with the RequestFn that make_caller(i)
+// returns (called on that thread), send requests back to back until `warmup` + `duration` pass, `max_requests`
+// (> 0) are issued, or `*stop` becomes true; requests that start during the warm-up are not counted.
+LoadResult RunClosedLoop(int callers, std::chrono::milliseconds warmup, std::chrono::milliseconds duration,
+                         int64_t max_requests, const std::atomic<bool>* stop,
+                         const std::function<RequestFn(int caller)>& make_caller);
 
 // Fills requests_per_second (from requests and seconds) and the latency figures; sorts `latencies` (ms).
 void SummarizeLatencies(std::vector<double>& latencies, LoadResult& result);
