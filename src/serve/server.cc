@@ -201,6 +201,11 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
     LogError("--rest_api_port equals --port (", o.rest_port, "); the REST API is not started");
     o.rest_port = 0;
   }
+  // --ssl_config_file, read once: gRPC's TLS and (unless --rest_api_tls=false) REST's HTTPS.
+  std::optional<SslOptions> ssl;
+  if (!o.ssl_config_file.empty() && (o.grpc_port != 0 || (o.rest_port != 0 && o.rest_tls))) {
+    STRATA_ASSIGN_OR_RETURN(ssl, ReadSslConfigFile(o.ssl_config_file));
+  }
   if (o.rest_port != 0) {
     RestOptions ro{o.rest_timeout_ms, o.rest_cors, o.metrics_enabled, o.metrics_path};
     if (impl.profiler)
@@ -216,9 +221,7 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
                                          : (o.inter_op_threads > 0 ? o.inter_op_threads : std::max(2, cores));
     ho.body_limit = o.max_request_bytes;
     ho.inflight_body_limit = o.rest_max_inflight_body_bytes;
-    if (!o.ssl_config_file.empty() && o.rest_tls) {
-      STRATA_ASSIGN_OR_RETURN(ho.tls, ReadSslConfigFile(o.ssl_config_file));
-    }
+    if (o.rest_tls) ho.tls = ssl;
     RestApi* rest = impl.rest.get();
     STRATA_ASSIGN_OR_RETURN(impl.http,
                             HttpServer::Start(ho, [rest](HttpRequest&& r, Responder done) {
@@ -242,8 +245,8 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
     go.max_threads = o.grpc_max_threads;
     go.channel_arguments = o.grpc_channel_arguments;
     go.tensor_content = o.tensor_content;
-    if (!o.ssl_config_file.empty()) {
-      STRATA_ASSIGN_OR_RETURN(go.ssl, ReadSslConfigFile(o.ssl_config_file));
+    if (ssl) {
+      go.ssl = *ssl;
       go.use_ssl = true;
     }
     ModelManager* manager = impl.manager.get();
