@@ -104,7 +104,16 @@ def main():
     ap.add_argument('--build', default='build')
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--min_time', type=float, default=2.0)
+    ap.add_argument('--only', default='', help='comma-separated pipelines to run (raw_batched, png, jpeg_224); '
+                    'default: all')
     a = ap.parse_args()
+    if a.only:
+        wanted = a.only.split(',')
+        unknown = [w for w in wanted if w not in {p for p, _ in STRATA_NAMES}]
+        if unknown:
+            sys.exit(f'--only: unknown pipeline(s) {unknown}; expected some of raw_batched, png, jpeg_224')
+        for key in [k for k in STRATA_NAMES if k[0] not in wanted]:
+            del STRATA_NAMES[key]
     bench_dir = os.environ.get('STRATA_BENCH_DIR', '/tmp/strata_bench')
     rows = {k: [] for k in STRATA_NAMES}
     for r in range(a.rounds):
