@@ -205,6 +205,36 @@ TEST(CpuDepthwiseConvTest, DeclinesWhatItDoesNotTake) {
   declines(grouped);
 }
 
+// strata.ChannelsLast wrapping strata.MaxPoolGrad (src/ops/cpu/max_pool_grad_nhwc.cc) with channel counts that
+// exercise its 16-channel register blocks and the remainder: ties, NaN (one all-NaN window per block), windows
+// that tile X, that do not (odd sizes), and that overlap.
+TEST(CpuMaxPoolGradTest, ChannelBlocksMatchTheReference) {
+  AttributeMap pool2 = {{"kernel_shape", AInts({2, 2})}, {"strides", AInts({2, 2})}, {"nhwc_inputs", AInts({0, 1})}};
+  AttributeMap relu = pool2;
+  relu["relu_input"] = AInt(1);
+  AttributeMap pool3 = {{"kernel_shape", AInts({3, 3})},
+                        {"strides", AInts({2, 2})},
+                        {"pads", AInts({1, 1, 1, 1})},
+                        {"nhwc_inputs", AInts({0, 1})}};
+  for (int64_t c : {16, 32, 40}) {
+    SCOPED_TRACE(c);
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{8, 10}, {9, 11}}) {
+      Tensor x = RandomF({2, h, w, c}, 150);
+      float* t = x.mutable_values<float>().data();
+      for (int64_t i = 0; i < x.num_elements(); ++i) t[i] = std::round(t[i] * 1.5f) / 2;  // many equal values
+      t[5] = std::nanf("");
+      for (int64_t k : {int64_t{3}, c - 1})  // the first window of channels 3 and c - 1: all NaN
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j) t[(i * w + j) * c + k] = std::nanf("");
+      const Tensor dy2 = RandomF({2, h / 2, w / 2, c}, 151);
+      RunOpCase(ChannelsLastRow(StrCat("2x2 s2, ", h, "x", w), "MaxPoolGrad", "strata", {dy2, x}, pool2));
+      RunOpCase(ChannelsLastRow(StrCat("2x2 s2 through relu, ", h, "x", w), "MaxPoolGrad", "strata", {dy2, x}, relu));
+      const Tensor dy3 = RandomF({2, (h + 1) / 2, (w + 1) / 2, c}, 152);
+      RunOpCase(ChannelsLastRow(StrCat("3x3 s2 overlapping, ", h, "x", w), "MaxPoolGrad", "strata", {dy3, x}, pool3));
+    }
+  }
+}
+
 // strata.ConvBackwardFilter (dY, X, w_shape) -> dW, dB of a depthwise convolution on plain NCHW data, for the "cpu"
 // kernel (or, with `kernel` "dnnl", oneDNN's).
 OpCase DepthwiseBackwardFilterRow(std::string label, std::vector<int64_t> x, std::vector<int64_t> k,
