@@ -21,7 +21,16 @@ Status Decline(std::string_view why) { return UnimplementedError("cpu depthwise 
 class DepthwiseConvBackwardFilter final : public Kernel {
  public:
   DepthwiseConvBackwardFilter(const nn::Geometry3& g, Shape x, Shape y, Shape w)
-      : g_(g), x_(std::move(x)), y_(std::move(y)), w_(std::move(w)) {}
+      : g_(g), x_(std::move(x)), y_(std::move(y)), w_(std::move(w)) {
+    // Per output column ow: the row offset of its first tap (ow * stride - pad) and its valid taps [lo, hi), computed
+    // once instead of per row and image.
+    for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+      const int64_t start = ow * g.stride[2] - g.pad_begin[2];
+      int64_t lo, hi;
+      nn::ValidTaps(start, g.kernel[2], g.dilation[2], g.in[2], &lo, &hi);
+      cols_.push_back({start, lo, hi});
+    }
+  }
 
   std::string_view name() const override { return "cpu"; }
 
@@ -62,31 +71,29 @@ class DepthwiseConvBackwardFilter final : public Kernel {
   }
 
  private:
-  // acc[tap] += sum over output positions of dY * X at that tap, for one image and channel (planes xp, yp).
+  // acc[tap] += sum over output positions of dY * X at that tap, for one image and channel (planes xp, yp): per
+  // output position, its valid taps (a small layer's whole window) read straight from X's plane.
   void Accumulate(const float* xp, const float* yp, double* acc) const {
     const nn::Geometry3& g = g_;
+    const int64_t kh_n = g.kernel[1], kw_n = g.kernel[2], in_h = g.in[1], in_w = g.in[2];
+    const int64_t dil_d = g.dilation[0], dil_h = g.dilation[1], dil_w = g.dilation[2];
     for (int64_t od = 0; od < g.out[0]; ++od) {
       int64_t d_lo, d_hi;
       const int64_t sd = od * g.stride[0] - g.pad_begin[0];
-      nn::ValidTaps(sd, g.kernel[0], g.dilation[0], g.in[0], &d_lo, &d_hi);
+      nn::ValidTaps(sd, g.kernel[0], dil_d, g.in[0], &d_lo, &d_hi);
       for (int64_t oh = 0; oh < g.out[1]; ++oh) {
         int64_t h_lo, h_hi;
         const int64_t sh = oh * g.stride[1] - g.pad_begin[1];
-        nn::ValidTaps(sh, g.kernel[1], g.dilation[1], g.in[1], &h_lo, &h_hi);
+        nn::ValidTaps(sh, kh_n, dil_h, in_h, &h_lo, &h_hi);
         const float* yrow = yp + (od * g.out[1] + oh) * g.out[2];
-        for (int64_t kd = d_lo; kd < d_hi; ++kd) {
-          for (int64_t kh = h_lo; kh < h_hi; ++kh) {
-            const float* xrow = xp + ((sd + kd * g.dilation[0]) * g.in[1] + sh + kh * g.dilation[1]) * g.in[2];
-            double* a = acc + (kd * g.kernel[1] + kh) * g.kernel[2];
-            for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-              // Output columns ow whose tap kw falls inside the row: 0 <= ow * stride - pad + kw * dilation < in.
-              const int64_t off = kw * g.dilation[2] - g.pad_begin[2];
-              const int64_t lo = off >= 0 ? 0 : (-off + g.stride[2] - 1) / g.stride[2];
-              const int64_t hi = std::min<int64_t>(g.out[2], off >= g.in[2] ? 0 : (g.in[2] - 1 - off) / g.stride[2] + 1);
-              double sum = 0.0;
-              for (int64_t ow = lo; ow < hi; ++ow)
-                sum += static_cast<double>(yrow[ow]) * static_cast<double>(xrow[ow * g.stride[2] + off]);
-              a[kw] += sum;
+        for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+          const Cols& col = cols_[static_cast<size_t>(ow)];
+          const double dy = yrow[ow];
+          for (int64_t kd = d_lo; kd < d_hi; ++kd) {
+            for (int64_t kh = h_lo; kh < h_hi; ++kh) {
+              const int64_t base = ((sd + kd * dil_d) * in_h + sh + kh * dil_h) * in_w + col.off;  // may be < 0
+              double* a = acc + (kd * kh_n + kh) * kw_n;
+              for (int64_t kw = col.lo; kw < col.hi; ++kw) a[kw] += dy * static_cast<double>(xp[base + kw * dil_w]);
             }
           }
         }
@@ -94,8 +101,12 @@ class DepthwiseConvBackwardFilter final : public Kernel {
     }
   }
 
+  struct Cols {
+    int64_t off, lo, hi;
+  };
   nn::Geometry3 g_;
   Shape x_, y_, w_;
+  std::vector<Cols> cols_;
 };
 
 StatusOr<Shape> ConstantShape(const ValueType& v) {
