@@ -156,7 +156,8 @@ bool Bf16BackwardWeightsPays(const ConvShapes& s) {
 
 // Depthwise: one input and one output channel per group. oneDNN 2.6's backward weights for those falls back on its
 // gemm implementation where no jit one applies (the 5x5 layers of MobileNetV3Small at 32x32: 1x1 and 2x2 outputs),
-// about 100x slower there than the direct sums of src/ops/cpu/depthwise_conv_backward_filter.cc.
+// an im2col of mostly padding per image that took half of oneDNN's time in that model's training step; the direct
+// sums of src/ops/cpu/depthwise_conv_backward_filter.cc take those nodes instead.
 bool IsDepthwise(const ConvShapes& s) { return s.group > 1 && s.group == s.x[1] && s.w[0] == s.group && s.w[1] == 1; }
 
 bool IsGemmImpl(const dnnl::primitive_desc_base& pd) {
