@@ -84,8 +84,8 @@ def tf_rate(name, threads, bench_dir, min_time):
             n += int(x.shape[0])
         if time.perf_counter() - t0 >= min_time:
             break
-    dt = time.perf_counter() - t0
-    return n / dt, foreign_pct(b0, busy_share(), c0, own_cpu())
+    dt, cpu = time.perf_counter() - t0, own_cpu() - c0
+    return n / dt, foreign_pct(b0, busy_share(), c0, own_cpu()), n / max(1e-9, cpu)
 
 
 def strata_rates(build, min_time):
@@ -96,7 +96,8 @@ def strata_rates(build, min_time):
                          capture_output=True, text=True).stdout
     foreign = foreign_pct(b0, busy_share(), c0, own_cpu())
     by_name = {b['name']: b for b in json.loads(out)['benchmarks']}
-    return {k: by_name[v]['examples/s'] for k, v in STRATA_NAMES.items()}, foreign
+    return ({k: by_name[v]['examples/s'] for k, v in STRATA_NAMES.items()}, foreign,
+            {k: by_name[v]['examples/cpu_s'] for k, v in STRATA_NAMES.items()})
 
 
 def main():
@@ -104,22 +105,35 @@ def main():
     ap.add_argument('--build', default='build')
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--min_time', type=float, default=2.0)
+    ap.add_argument('--only', default='', help='comma-separated pipelines to run (raw_batched, png, jpeg_224); '
+                    'default: all')
     a = ap.parse_args()
+    if a.only:
+        wanted = a.only.split(',')
+        unknown = [w for w in wanted if w not in {p for p, _ in STRATA_NAMES}]
+        if unknown:
+            sys.exit(f'--only: unknown pipeline(s) {unknown}; expected some of raw_batched, png, jpeg_224')
+        for key in [k for k in STRATA_NAMES if k[0] not in wanted]:
+            del STRATA_NAMES[key]
     bench_dir = os.environ.get('STRATA_BENCH_DIR', '/tmp/strata_bench')
     rows = {k: [] for k in STRATA_NAMES}
     for r in range(a.rounds):
-        s, sf = strata_rates(a.build, a.min_time)  # the first round also writes the files
+        s, sf, sc = strata_rates(a.build, a.min_time)  # the first round also writes the files
         for key in STRATA_NAMES:
-            k, kf = tf_rate(*key, bench_dir, a.min_time)
-            rows[key].append((s[key], k, sf, kf))
+            k, kf, kc = tf_rate(*key, bench_dir, a.min_time)
+            rows[key].append((s[key], k, sf, kf, sc[key], kc))
             print(f'round {r + 1} {key[0]} threads {key[1]}: strata {s[key]:.0f}/s (foreign {sf}% over all), '
-                  f'tf.data {k:.0f}/s (foreign {kf}%), ratio {s[key] / k:.2f}', flush=True)
-    print('| pipeline | threads | strata examples/s | tf.data examples/s | strata / tf.data | foreign CPU % (strata, TF) |')
-    print('|---|---|---|---|---|---|')
+                  f'tf.data {k:.0f}/s (foreign {kf}%), ratio {s[key] / k:.2f}; per CPU-second: strata '
+                  f'{sc[key]:.0f}, tf.data {kc:.0f}', flush=True)
+    print('| pipeline | threads | strata examples/s | tf.data examples/s | strata / tf.data | foreign CPU % (strata, TF) '
+          '| examples per CPU-s (strata, TF) | strata / TF per CPU-s |')
+    print('|---|---|---|---|---|---|---|---|')
     for (name, threads), v in rows.items():
         si, ki = statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)
+        sc, kc = statistics.median(x[4] for x in v), statistics.median(x[5] for x in v)
         print(f'| {name} | {threads} | {si:.0f} | {ki:.0f} | **{si / ki:.2f}** | '
-              f'{statistics.median(x[2] for x in v):.0f}, {statistics.median(x[3] for x in v):.0f} |')
+              f'{statistics.median(x[2] for x in v):.0f}, {statistics.median(x[3] for x in v):.0f} | '
+              f'{sc:.0f}, {kc:.0f} | {sc / kc:.2f} |')
     print(f'\nTensorFlow {tf.__version__}; tf.data: map num_parallel_calls = threads (1: sequential map), '
           f'private_threadpool_size = threads, autotune off, intra-op 2, inter-op 1; strata: '
           f'Map(num_parallel_calls = threads, 1: on the calling thread); medians of {a.rounds} rounds, >= {a.min_time} '

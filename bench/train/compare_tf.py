@@ -13,7 +13,7 @@ strata's zoo twin, batch 32) with `model.fit` on that batch repeated (its compil
 a callback. Both on 2 intra-op threads (TF: inter-op 1). strata and Keras alternate per round; each keeps its median
 over rounds. The CPU share that other processes used during each measurement is printed beside it.
 """
-import argparse, json, os, statistics, subprocess, sys, time
+import argparse, json, os, resource, statistics, subprocess, sys, time
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 import numpy as np
@@ -90,7 +90,13 @@ def keras_one(name, batch, seconds):
     foreign = max(0.0, busy - (c1 - c0)) / total * 100 if total > 0 else 0.0
     med = statistics.median(cb.times)
     return {'model': name, 'batch': batch, 'steps': len(cb.times), 'median_step_ms': med * 1e3,
-            'images_per_s': batch / med, 'foreign_pct': round(foreign)}
+            'images_per_s': batch / med, 'foreign_pct': round(foreign),
+            'images_per_cpu_s': batch * len(cb.times) / max(1e-9, c1 - c0)}
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def main():
@@ -110,22 +116,30 @@ def main():
     for r in range(a.rounds):
         for name in a.models.split(','):
             shape, batch = MODELS[name]
+            cc0 = children_cpu()
             out = subprocess.run([strata, 'train-bench', '--model_name', name, '--batch_size', str(batch),
                                   '--input_shape', *map(str, shape), '--intra_op_threads', '2', '--min_seconds',
                                   str(a.seconds)], check=True, capture_output=True, text=True, env=env).stdout
             s = json.loads(out.strip().splitlines()[-1])
+            # The whole process (plan compilation and warm-up steps included, which counts against strata).
+            s['images_per_cpu_s'] = batch * s['steps'] / max(1e-9, children_cpu() - cc0)
             k = keras_one(name, batch, a.seconds)
             print(f'round {r + 1} {name}: strata {s["images_per_s"]:.0f} img/s (foreign {s["foreign_pct"]}%), '
-                  f'keras {k["images_per_s"]:.0f} img/s (foreign {k["foreign_pct"]}%)', flush=True)
+                  f'keras {k["images_per_s"]:.0f} img/s (foreign {k["foreign_pct"]}%); per CPU-second: strata '
+                  f'{s["images_per_cpu_s"]:.0f}, keras {k["images_per_cpu_s"]:.0f}', flush=True)
             rows.setdefault(name, []).append((s, k))
-    lines = ['| model | batch | strata img/s | Keras/TF img/s | strata / Keras | foreign CPU % (strata, Keras) |',
-             '|---|---|---|---|---|---|']
+    lines = ['| model | batch | strata img/s | Keras/TF img/s | strata / Keras | foreign CPU % (strata, Keras) | '
+             'img per CPU-s (strata, Keras) | strata / Keras per CPU-s |',
+             '|---|---|---|---|---|---|---|---|']
     for name, pairs in rows.items():
         si = statistics.median(p[0]['images_per_s'] for p in pairs)
         ki = statistics.median(p[1]['images_per_s'] for p in pairs)
         sf = statistics.median(p[0]['foreign_pct'] for p in pairs)
         kf = statistics.median(p[1]['foreign_pct'] for p in pairs)
-        lines.append(f'| {name} | {MODELS[name][1]} | {si:.0f} | {ki:.0f} | **{si / ki:.2f}** | {sf:.0f}, {kf:.0f} |')
+        sc = statistics.median(p[0]['images_per_cpu_s'] for p in pairs)
+        kc = statistics.median(p[1]['images_per_cpu_s'] for p in pairs)
+        lines.append(f'| {name} | {MODELS[name][1]} | {si:.0f} | {ki:.0f} | **{si / ki:.2f}** | {sf:.0f}, {kf:.0f} | '
+                     f'{sc:.0f}, {kc:.0f} | {sc / kc:.2f} |')
     lines.append('')
     lines.append(f'TensorFlow {tf.__version__}, Keras {keras.__version__}, TF_ENABLE_ONEDNN_OPTS='
                  f'{os.environ.get("TF_ENABLE_ONEDNN_OPTS", "(unset: on by default on x86)")}, intra-op 2, inter-op 1; '

@@ -41,6 +41,62 @@ std::vector<int64_t> Iota(int64_t from, int64_t n) {
   return v;
 }
 
+// One output coordinate of a bilinear resize: the two source neighbours (clamped) and the weight of the second.
+struct Tap {
+  int64_t lo, hi;
+  float frac;
+};
+
+// tf.image.resize's half-pixel centres: src = (dst + 0.5) * scale - 0.5.
+std::vector<Tap> BilinearTaps(int64_t out, int64_t n, double scale) {
+  std::vector<Tap> t(static_cast<size_t>(out));
+  for (int64_t i = 0; i < out; ++i) {
+    const double src = (i + 0.5) * scale - 0.5;
+    const double f = std::floor(src);
+    t[i] = {std::clamp<int64_t>(static_cast<int64_t>(f), 0, n - 1),
+            std::clamp<int64_t>(static_cast<int64_t>(f) + 1, 0, n - 1), static_cast<float>(src - f)};
+  }
+  return t;
+}
+
+// Separable bilinear resize, vertical pass first: each output row blends its two source rows over the full source
+// width (contiguous, so the compiler vectorises it), then the horizontal pass interpolates that blended row to the
+// output width. The four-neighbour formula (TF's: top and bottom rows interpolated along x, then blended along y)
+// gives the same value up to float rounding, about 1e-6 relative; this order does the gather work once per output
+// value instead of once per source row an output row needs.
+template <typename T>
+void BilinearSeparable(const T* px, int64_t w, int64_t c, const std::vector<Tap>& ty, const std::vector<Tap>& tx,
+                       float* out) {
+  const int64_t row_in = w * c, ow = static_cast<int64_t>(tx.size());
+  std::vector<float> blended(static_cast<size_t>(row_in));
+  float* __restrict v = blended.data();
+  for (const Tap& a : ty) {
+    const T* __restrict top = px + a.lo * row_in;
+    const T* __restrict bottom = px + a.hi * row_in;
+    const float fy = a.frac;
+    // -O2's cost model does not vectorise a loop that needs a scalar epilogue; this one is most of the resize.
+#pragma omp simd
+    for (int64_t i = 0; i < row_in; ++i) {
+      const auto t = static_cast<float>(top[i]);
+      v[i] = t + (static_cast<float>(bottom[i]) - t) * fy;
+    }
+    if (c == 3) {  // the common case, unrolled over the channels
+      for (int64_t x = 0; x < ow; ++x) {
+        const Tap& b = tx[x];
+        const float* l = v + b.lo * 3;
+        const float* r = v + b.hi * 3;
+        for (int k = 0; k < 3; ++k) out[x * 3 + k] = l[k] + (r[k] - l[k]) * b.frac;
+      }
+    } else {
+      for (int64_t x = 0; x < ow; ++x) {
+        const Tap& b = tx[x];
+        for (int64_t k = 0; k < c; ++k) out[x * c + k] = v[b.lo * c + k] + (v[b.hi * c + k] - v[b.lo * c + k]) * b.frac;
+      }
+    }
+    out += ow * c;
+  }
+}
+
 }  // namespace
 
 StatusOr<Tensor> Decode(std::string_view bytes, int channels, std::string_view where) {
@@ -60,43 +116,12 @@ StatusOr<Tensor> Resize(const Tensor& in, int64_t height, int64_t width, ResizeM
     return Gather(in, ys, xs);
   }
   // Bilinear with half-pixel centres: src = (dst + 0.5) * scale - 0.5, neighbours clamped to the image.
-  struct Tap {
-    int64_t lo, hi;
-    float frac;
-  };
-  auto taps = [](int64_t out, int64_t n, double scale) {
-    std::vector<Tap> t(static_cast<size_t>(out));
-    for (int64_t i = 0; i < out; ++i) {
-      const double src = (i + 0.5) * scale - 0.5;
-      const double f = std::floor(src);
-      t[i] = {std::clamp<int64_t>(static_cast<int64_t>(f), 0, n - 1), std::clamp<int64_t>(static_cast<int64_t>(f) + 1, 0, n - 1),
-              static_cast<float>(src - f)};
-    }
-    return t;
-  };
-  const auto ty = taps(height, h, sy), tx = taps(width, w, sx);
+  const std::vector<Tap> ty = BilinearTaps(height, h, sy), tx = BilinearTaps(width, w, sx);
   Tensor out = Tensor::Empty(DType::kFloat32, Shape{height, width, c});
-  float* o = out.data<float>();
-  auto run = [&](const auto* px) {
-    for (int64_t y = 0; y < height; ++y) {
-      const Tap& a = ty[y];
-      const auto* row_lo = px + a.lo * w * c;
-      const auto* row_hi = px + a.hi * w * c;
-      for (int64_t x = 0; x < width; ++x) {
-        const Tap& b = tx[x];
-        for (int64_t k = 0; k < c; ++k) {
-          const float tl = static_cast<float>(row_lo[b.lo * c + k]), tr = static_cast<float>(row_lo[b.hi * c + k]);
-          const float bl = static_cast<float>(row_hi[b.lo * c + k]), br = static_cast<float>(row_hi[b.hi * c + k]);
-          const float top = tl + (tr - tl) * b.frac, bottom = bl + (br - bl) * b.frac;
-          *o++ = top + (bottom - top) * a.frac;
-        }
-      }
-    }
-  };
   if (in.dtype() == DType::kUInt8) {
-    run(in.data<uint8_t>());
+    BilinearSeparable(in.data<uint8_t>(), w, c, ty, tx, out.data<float>());
   } else {
-    run(in.data<float>());
+    BilinearSeparable(in.data<float>(), w, c, ty, tx, out.data<float>());
   }
   return out;
 }

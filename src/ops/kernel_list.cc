@@ -58,6 +58,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("strata", {"BatchNormalizationGrad"}, onednn::CreateBatchNormGrad);
   add("strata", {"ConvBackwardData"}, onednn::CreateConvBackwardData);
   add("strata", {"ConvBackwardFilter"}, onednn::CreateConvBackwardFilter);
+  r->AddKernel("strata", "ConvBackwardFilter", KernelEntry{"cpu", cpu::CreateDepthwiseConvBackwardFilter});
   add("strata", {"GeluGrad", "ReluGrad", "SigmoidGrad", "TanhGrad"}, onednn::CreateEltwiseGrad);
   add("strata", {"AveragePoolGrad", "MaxPoolGrad"}, onednn::CreatePoolGrad);
   add("strata", {"LogSoftmaxGrad", "SoftmaxGrad"}, onednn::CreateSoftmaxGrad);

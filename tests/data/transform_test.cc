@@ -272,6 +272,31 @@ TEST(BatchTest, StacksKeepsMetadataAndHandlesRemainder) {
   EXPECT_NE(r.status().message().find("is int64[2] but element 0 has int64[1]"), std::string::npos);
 }
 
+// Large batch buffers are reused once the consumer frees them (BatchBufferPool), with the right contents, and a batch
+// held past its iterator stays valid (the pool outlives the iterator until the last buffer comes back).
+TEST(BatchTest, ReusesFreedLargeBuffersAndOutlivesItsIterator) {
+  const int64_t rows = 8, row_floats = 64 * 1024;  // 8 x 256 KiB: above the pool's 256 KiB floor
+  Tensor big = Tensor::Empty(DType::kFloat32, Shape{rows, row_floats});
+  for (int64_t i = 0; i < rows * row_floats; ++i) big.data<float>()[i] = static_cast<float>(i % 1000003);
+  auto ds = Dataset::FromTensorSlices({{"x", big}}).Batch(2);
+  Element held;
+  {
+    auto it = *ds.MakeIterator();
+    Element e;
+    ASSERT_TRUE(*it->GetNext(&e));
+    const void* first = e.Get("x")->raw_data();
+    e = Element();  // the consumer frees batch 0
+    ASSERT_TRUE(*it->GetNext(&e));
+    EXPECT_EQ(e.Get("x")->raw_data(), first) << "batch 1 should reuse batch 0's freed buffer";
+    for (int64_t i = 0; i < 2 * row_floats; ++i)
+      ASSERT_EQ(e.Get("x")->data<float>()[i], static_cast<float>((2 * row_floats + i) % 1000003)) << i;
+    ASSERT_TRUE(*it->GetNext(&held));  // batch 2 is kept while batch 1 is still held: a different buffer
+    EXPECT_NE(held.Get("x")->raw_data(), e.Get("x")->raw_data());
+  }
+  for (int64_t i = 0; i < 2 * row_floats; ++i)
+    ASSERT_EQ(held.Get("x")->data<float>()[i], static_cast<float>((4 * row_floats + i) % 1000003)) << i;
+}
+
 TEST(BatchTest, SkipCountsBatches) {
   auto it = *Range(10).Batch(3).MakeIterator();
   EXPECT_EQ(*it->Skip(2), 2);

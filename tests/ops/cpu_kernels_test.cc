@@ -205,6 +205,118 @@ TEST(CpuDepthwiseConvTest, DeclinesWhatItDoesNotTake) {
   declines(grouped);
 }
 
+// strata.ChannelsLast wrapping strata.MaxPoolGrad (src/ops/cpu/max_pool_grad_nhwc.cc) with channel counts that
+// exercise its 16-channel register blocks and the remainder: ties, NaN (one all-NaN window per block), windows
+// that tile X, that do not (odd sizes), and that overlap.
+TEST(CpuMaxPoolGradTest, ChannelBlocksMatchTheReference) {
+  AttributeMap pool2 = {{"kernel_shape", AInts({2, 2})}, {"strides", AInts({2, 2})}, {"nhwc_inputs", AInts({0, 1})}};
+  AttributeMap relu = pool2;
+  relu["relu_input"] = AInt(1);
+  AttributeMap pool3 = {{"kernel_shape", AInts({3, 3})},
+                        {"strides", AInts({2, 2})},
+                        {"pads", AInts({1, 1, 1, 1})},
+                        {"nhwc_inputs", AInts({0, 1})}};
+  for (int64_t c : {16, 32, 40}) {
+    SCOPED_TRACE(c);
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{8, 10}, {9, 11}}) {
+      Tensor x = RandomF({2, h, w, c}, 150);
+      float* t = x.mutable_values<float>().data();
+      for (int64_t i = 0; i < x.num_elements(); ++i) t[i] = std::round(t[i] * 1.5f) / 2;  // many equal values
+      t[5] = std::nanf("");
+      for (int64_t k : {int64_t{3}, c - 1})  // the first window of channels 3 and c - 1: all NaN
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j) t[(i * w + j) * c + k] = std::nanf("");
+      const Tensor dy2 = RandomF({2, h / 2, w / 2, c}, 151);
+      RunOpCase(ChannelsLastRow(StrCat("2x2 s2, ", h, "x", w), "MaxPoolGrad", "strata", {dy2, x}, pool2));
+      RunOpCase(ChannelsLastRow(StrCat("2x2 s2 through relu, ", h, "x", w), "MaxPoolGrad", "strata", {dy2, x}, relu));
+      const Tensor dy3 = RandomF({2, (h + 1) / 2, (w + 1) / 2, c}, 152);
+      RunOpCase(ChannelsLastRow(StrCat("3x3 s2 overlapping, ", h, "x", w), "MaxPoolGrad", "strata", {dy3, x}, pool3));
+    }
+  }
+}
+
+// strata.ConvBackwardFilter (dY, X, w_shape) -> dW, dB of a depthwise convolution on plain NCHW data, for the "cpu"
+// kernel (or, with `kernel` "dnnl", oneDNN's).
+OpCase DepthwiseBackwardFilterRow(std::string label, std::vector<int64_t> x, std::vector<int64_t> k,
+                                  std::vector<int64_t> y, AttributeMap attrs, std::string kernel = "cpu") {
+  const int64_t c = x[1];
+  attrs["group"] = AInt(c);
+  std::vector<int64_t> w = {c, 1};
+  w.insert(w.end(), k.begin(), k.end());
+  OpCase row{.label = std::move(label),
+             .op_type = "ConvBackwardFilter",
+             .domain = "strata",
+             .opset = 1,
+             .attrs = std::move(attrs),
+             .inputs = {RandomF(y, 140), RandomF(x, 141), I64(w, {static_cast<int64_t>(w.size())})},
+             .num_outputs = 2,
+             .constant_inputs = {2},
+             .kernel = std::move(kernel)};
+  row.rtol = 1e-5;
+  row.atol = 1e-5;
+  return row;
+}
+
+TEST(CpuDepthwiseBackwardFilterTest, MatchesTheReference) {
+  // By hand: 1x1 images under a 3x3 window with pad 1 see only the centre tap: dW[c] = x[c] * dy[c] there, 0
+  // elsewhere; dB = dy.
+  OpCase hand{.label = "1x1 image, 3x3 pad 1, by hand",
+              .op_type = "ConvBackwardFilter",
+              .domain = "strata",
+              .opset = 1,
+              .attrs = {{"group", AInt(2)}, {"pads", AInts({1, 1, 1, 1})}},
+              .inputs = {F({5, 7}, {1, 2, 1, 1}), F({2, 3}, {1, 2, 1, 1}), I64({2, 1, 3, 3}, {4})},
+              .num_outputs = 2,
+              .expected = {F({0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 21, 0, 0, 0, 0}, {2, 1, 3, 3}), F({5, 7}, {2})},
+              .constant_inputs = {2},
+              .kernel = "cpu"};
+  RunOpCase(hand);
+  const AttributeMap pad2 = {{"pads", AInts({2, 2, 2, 2})}};
+  const AttributeMap s2 = {{"strides", AInts({2, 2})}};
+  // MobileNetV3Small's 5x5 layers at 32x32 (the ones oneDNN computes with gemm).
+  RunOpCase(DepthwiseBackwardFilterRow("5x5 pad 2 on 1x1", {32, 96, 1, 1}, {5, 5}, {32, 96, 1, 1}, pad2));
+  RunOpCase(DepthwiseBackwardFilterRow("5x5 pad 2 on 2x2", {32, 120, 2, 2}, {5, 5}, {32, 120, 2, 2}, pad2));
+  RunOpCase(DepthwiseBackwardFilterRow("5x5 stride 2 on 5x5", {32, 48, 5, 5}, {5, 5}, {32, 48, 1, 1}, s2));
+  RunOpCase(DepthwiseBackwardFilterRow("5x5 stride 2 on 7x7", {32, 16, 7, 7}, {5, 5}, {32, 16, 2, 2}, s2));
+  // Larger images, asymmetric pads, stride 1x2, dilation; and 1-D and 3-D.
+  RunOpCase(DepthwiseBackwardFilterRow(
+      "3x3 dilated, asymmetric pads, stride 1x2", {2, 8, 13, 11}, {3, 3}, {2, 8, 11, 4},
+      {{"pads", AInts({2, 0, 0, 1})}, {"strides", AInts({1, 2})}, {"dilations", AInts({2, 2})}}));
+  RunOpCase(DepthwiseBackwardFilterRow("1-D, k 4, stride 3", {3, 5, 20}, {4}, {3, 5, 7},
+                                       {{"pads", AInts({1, 2})}, {"strides", AInts({3})}}));
+  RunOpCase(DepthwiseBackwardFilterRow("3-D 3x3x3 pad 1", {2, 4, 5, 6, 7}, {3, 3, 3}, {2, 4, 5, 6, 7},
+                                       {{"pads", AInts({1, 1, 1, 1, 1, 1})}}));
+  OpCase no_bias = DepthwiseBackwardFilterRow("no bias output", {4, 24, 2, 2}, {5, 5}, {4, 24, 2, 2}, pad2);
+  no_bias.num_outputs = 1;
+  RunOpCase(no_bias);
+}
+
+TEST(CpuDepthwiseBackwardFilterTest, DeclinesWhatItDoesNotTake) {
+  auto declines = [](OpCase c) {
+    c.expect_decline = true;
+    RunOpCase(c);
+  };
+  OpCase dense = DepthwiseBackwardFilterRow("group 1", {2, 1, 6, 6}, {3, 3}, {2, 1, 4, 4}, {});
+  dense.attrs["group"] = AInt(1);
+  declines(dense);
+  // Two input channels per group: grouped, not depthwise.
+  OpCase grouped = DepthwiseBackwardFilterRow("group 4 of 8 channels", {2, 8, 6, 6}, {3, 3}, {2, 8, 4, 4}, {});
+  grouped.attrs["group"] = AInt(4);
+  grouped.inputs[2] = I64({8, 2, 3, 3}, {4});
+  declines(grouped);
+}
+
+// oneDNN's backward weights declines the depthwise layers it would run with its gemm implementation, so that the cpu
+// kernel above takes them; it keeps those it has a jit kernel for (3x3 on larger images).
+TEST(CpuDepthwiseBackwardFilterTest, OneDnnLeavesItsGemmCasesToTheCpuKernel) {
+  const AttributeMap pad2 = {{"pads", AInts({2, 2, 2, 2})}};
+  OpCase gemm = DepthwiseBackwardFilterRow("5x5 pad 2 on 1x1", {32, 96, 1, 1}, {5, 5}, {32, 96, 1, 1}, pad2, "dnnl");
+  gemm.expect_decline = true;
+  RunOpCase(gemm);
+  RunOpCase(DepthwiseBackwardFilterRow("3x3 pad 1 on 16x16", {8, 32, 16, 16}, {3, 3}, {8, 32, 16, 16},
+                                       {{"pads", AInts({1, 1, 1, 1})}}, "dnnl"));
+}
+
 // strata.ChannelsLast wrapping a 1x1 Conv or strata.FusedConv (with an optional channels-last residual Z, input 3).
 // The kernel takes X or Y of at least 8 MiB with at most 32 output channels (or at most 32 input channels and Y of
 // 64 MiB), so the cases here are that large.

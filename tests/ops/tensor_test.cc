@@ -221,6 +221,14 @@ TEST(PadTest, ModesOpsetsAndCropping) {
              .inputs = {Iota({2, 3}), I64({0, 2, 1, 0}, {4}), F({1.5f}, {})},
              .expected = {F({1.5, 1.5, 0, 1, 2, 1.5, 1.5, 3, 4, 5, 1.5, 1.5, 1.5, 1.5, 1.5}, {3, 5})},
              .constant_inputs = {1}});
+  // Constant mode copies each row's input run as a block (pad.cc): padded rows, a padded run end, a cropped row.
+  RunOpCase({.label = "constant, 3-D rows", .op_type = "Pad",
+             .inputs = {Iota({2, 2, 2}), I64({0, 1, 0, 0, 0, 1}, {6})},
+             .expected = {F({0, 0, 0, 0, 1, 0, 2, 3, 0, 0, 0, 0, 4, 5, 0, 6, 7, 0}, {2, 3, 3})},
+             .constant_inputs = {1}});
+  RunOpCase({.label = "constant, last axis cropped to nothing", .op_type = "Pad",
+             .inputs = {Iota({2, 2}), I64({0, -2, 1, 1}, {4})}, .expected = {F({0, 0, 0}, {3, 1})},
+             .constant_inputs = {1}});
   RunOpCase({.label = "reflect", .op_type = "Pad", .attrs = {{"mode", AString("reflect")}},
              .inputs = {Iota({3, 3}), I64({1, 2, 1, 2}, {4})},
              .expected = {F({5, 4, 3, 4, 5, 4, 3, 2, 1, 0, 1, 2, 1, 0, 5, 4, 3, 4, 5, 4, 3, 8, 7, 6, 7, 8, 7, 6, 5, 4,

@@ -37,6 +37,11 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelIn
 // least 8 MiB, at most 32 output channels, or at most 32 input channels and Y of at least 64 MiB).
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
 
+// depthwise_conv_backward_filter.cc: strata.ConvBackwardFilter of a depthwise convolution (group = C = M, W [C, 1,
+// k...]) on plain float32 data, 1-3 spatial axes, shapes and w_shape known at plan time. Runs after the oneDNN kernel,
+// which declines the depthwise nodes it would compute with its gemm-based implementation.
+StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const KernelInit& init);
+
 // quantize_linear.cc: QuantizeLinear of float32 with a constant per-tensor scale and zero point (uint8/int8),
 // vectorised, bit-exact with the reference.
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);

@@ -154,6 +154,17 @@ bool Bf16BackwardWeightsPays(const ConvShapes& s) {
   return kernel == 1 || out > 14 * 14;
 }
 
+// Depthwise: one input and one output channel per group. oneDNN 2.6's backward weights for those falls back on its
+// gemm implementation where no jit one applies (the 5x5 layers of MobileNetV3Small at 32x32: 1x1 and 2x2 outputs),
+// an im2col of mostly padding per image that took half of oneDNN's time in that model's training step; the direct
+// sums of src/ops/cpu/depthwise_conv_backward_filter.cc take those nodes instead.
+bool IsDepthwise(const ConvShapes& s) { return s.group > 1 && s.group == s.x[1] && s.w[0] == s.group && s.w[1] == 1; }
+
+bool IsGemmImpl(const dnnl::primitive_desc_base& pd) {
+  const char* info = pd.impl_info_str();
+  return info != nullptr && std::string_view(info).find("gemm") != std::string_view::npos;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& init, bool nhwc) {
@@ -212,6 +223,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& 
         };
         const auto pd = WinogradOrDirect(init, s, nhwc, x_user, y_user, k, bf16, make);
         if (IsRefImpl(pd)) return Decline("oneDNN has only its reference implementation for this convolution");
+        if (!nhwc && IsDepthwise(s) && IsGemmImpl(pd))
+          return Decline("oneDNN takes its gemm implementation for this depthwise convolution; the cpu kernel "
+                         "(depthwise_conv_backward_filter.cc) runs it directly");
         std::vector<std::pair<int, int>> args;
         args.emplace_back(DNNL_ARG_DIFF_DST, k.Input(0, pd.diff_dst_desc(), &y_user));
         args.emplace_back(DNNL_ARG_SRC, k.Input(1, pd.src_desc(), &x_user));

@@ -143,6 +143,15 @@ void PadCopy(const S* in, const Shape& in_shape, const std::vector<std::vector<i
   const int64_t inner = out_shape[rank - 1];
   const int64_t rows = out_shape.Product(0, rank - 1);
   const std::vector<int64_t>& last = maps[rank - 1];
+  // Whether the last axis reads one contiguous run [b, e) of the input row with the padding value elsewhere (always so
+  // in constant mode): rows are then filled and copied in blocks instead of element by element through the map
+  // (Keras's ZeroPadding2D before MobileNetV3's stride-2 depthwise layers pads rows of a few elements).
+  int64_t b = 0;
+  while (b < inner && last[b] < 0) ++b;
+  int64_t e = b;
+  while (e < inner && last[e] == last[b] + (e - b)) ++e;
+  bool run = true;
+  for (int64_t j = e; j < inner && run; ++j) run = last[j] < 0;
   std::vector<int64_t> idx(rank - 1, 0);
   for (int64_t r = 0; r < rows; ++r) {
     int64_t base = 0;
@@ -153,7 +162,15 @@ void PadCopy(const S* in, const Shape& in_shape, const std::vector<std::vector<i
       base += m * strides[d];
     }
     S* dst = out + r * inner;
-    for (int64_t j = 0; j < inner; ++j) dst[j] = constant || last[j] < 0 ? value : in[base + last[j]];
+    if (constant) {
+      std::fill(dst, dst + inner, value);
+    } else if (run) {
+      std::fill(dst, dst + b, value);
+      if (e > b) std::copy(in + base + last[b], in + base + last[b] + (e - b), dst + b);
+      std::fill(dst + e, dst + inner, value);
+    } else {
+      for (int64_t j = 0; j < inner; ++j) dst[j] = last[j] < 0 ? value : in[base + last[j]];
+    }
     for (int d = rank - 2; d >= 0; --d) {
       if (++idx[d] < out_shape[d]) break;
       idx[d] = 0;
