@@ -4,6 +4,9 @@
 # (--allreduce_overlap=false) and during it (the default), per-worker batch 64 (global 128 for 2 workers). Prints
 # images/s, the weak-scaling efficiency (2x1 images/s / 2 / 1x1 images/s) and the share of the training-step time
 # spent in communication that no computation overlapped (strata train's own line), one Markdown row per run.
+# Meaningful on an idle machine only: two single-thread workers need both cores. A worker waiting for the other polls
+# MPI without pause for 50 us, then yields its core between polls for up to 20 ms, then sleeps 100 us between polls
+# (docs/training.md "Waiting"); the CPU per step behind the efficiency is broken down in BENCHMARKS.md.
 # usage: bench/train/mpi_scaling.sh [BUILD] [ROUNDS] [MODELS]
 #   BUILD (default build), ROUNDS (default 3), MODELS (default "cnn_small resnet18"); env DATA_DIR (default
 #   /usr/share/datasets/fashion-mnist), CNN_STEPS (default 150), RESNET_STEPS (default 10).

@@ -634,10 +634,14 @@ Status Plan::Run(const std::vector<const Tensor*>& inputs, const std::vector<int
   }
   if (status.ok()) {
     results->clear();
-    for (int id : fetch_ids) {
-      const Tensor& t = state->values[id];
+    for (size_t f = 0; f < fetch_ids.size(); ++f) {
+      if (hooks != nullptr && f < hooks->taken_fetches.size() && hooks->taken_fetches[f]) {
+        results->emplace_back();  // the caller took it through on_fetch_ready: no copy
+        continue;
+      }
+      const Tensor& t = state->values[fetch_ids[f]];
       // Memory this run allocated can be handed over; views of inputs, constants or the arena are copied.
-      results->push_back(state->fresh[id] ? t : t.Clone());
+      results->push_back(state->fresh[fetch_ids[f]] ? t : t.Clone());
     }
   }
   for (auto& t : state->values) t = Tensor();

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "strata/status.h"
 #include "strata/tensor.h"
@@ -21,6 +23,10 @@ struct RunHooks {
   std::function<Status(size_t fetch, const Tensor& value)> on_fetch_ready;
   // After every step, e.g. to let a communication library progress.
   std::function<Status()> after_step;
+  // Fetches the caller takes through on_fetch_ready alone (indexed like the fetches; nonzero = taken): the run
+  // returns an empty Tensor in their place, instead of a copy of every such value that lives in memory the run
+  // reuses (e.g. a gradient passed through from the arena).
+  std::vector<uint8_t> taken_fetches;
 };
 
 // The hooks installed on this thread (null when none).

@@ -100,6 +100,21 @@ std::vector<std::pair<size_t, size_t>> PlanBuckets(const std::vector<int64_t>& s
   return buckets;
 }
 
+// Where the tensors [first, last) of a fused bucket lie in its buffer: each on a 64-byte boundary (16 floats), so
+// that the overlapped reduction can hand out views of the buffer as aligned as the executor's own tensors. Returns
+// the bucket's float count; the last tensor is not padded (a bucket of one tensor is that tensor). Both reduction
+// paths use this layout, so they make the same MPI calls with the same counts. The padding is reduced with the
+// rest, elementwise, and never read.
+int64_t BucketLayout(const std::vector<int64_t>& sizes, size_t first, size_t last, std::vector<int64_t>* offsets) {
+  offsets->clear();
+  int64_t n = 0;
+  for (size_t i = first; i < last; ++i) {
+    offsets->push_back(n);
+    n += i + 1 < last ? (sizes[i] + 15) / 16 * 16 : sizes[i];
+  }
+  return n;
+}
+
 }  // namespace
 
 int LaunchedWorldSize() {
@@ -211,7 +226,16 @@ Status MpiCollective::WaitAll(void* requests, int n, std::string_view what) {
   MPI_Request* reqs = static_cast<MPI_Request*>(requests);
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::duration<double>(options_.timeout_s);
-  for (int polls = 0;; ++polls) {
+  // Poll without pause for the first 50 us (latency), then yield the core between polls (workers may share cores)
+  // until kYieldFor has passed, then sleep 100 us between polls. The phases are measured in time, not polls: a
+  // sched_yield returns in about 0.5 us when no other thread wants the core, so the 1,800 yields this loop used to
+  // make before sleeping lasted about 1 ms: a wait for a worker 1 ms behind (a step's imbalance) then slept. A
+  // sleeping worker makes no MPI progress, and its peer, whose rendezvous needs it, waits for it to wake (100 us
+  // plus the kernel's timer slack, often more). Past kYieldFor (a worker far behind, a checkpoint, validation) it
+  // sleeps, so that a long wait does not keep a core busy.
+  constexpr auto kSpinFor = std::chrono::microseconds(50);
+  constexpr auto kYieldFor = std::chrono::milliseconds(20);
+  for (;;) {
     int done = 0;
     const int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) return MpiStatus(rc, "MPI_Testall", what);
@@ -220,9 +244,8 @@ Status MpiCollective::WaitAll(void* requests, int n, std::string_view what) {
     if (now > deadline)
       return DeadlineExceededError(what, " did not complete within ", options_.timeout_s,
                                    " s (--collective_timeout_s): ", DescribeMissing());
-    // Spin briefly (latency), then yield the core (workers may share cores) and sleep a little.
-    if (polls < 200) continue;
-    if (polls < 2000) {
+    if (now - start < kSpinFor) continue;
+    if (now - start < kYieldFor) {
       sched_yield();
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -263,9 +286,9 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
   std::vector<MPI_Request> reqs(buckets.size(), MPI_REQUEST_NULL);
   std::vector<float*> data(buckets.size());  // each bucket's contiguous floats
   std::vector<int> counts(buckets.size());
+  std::vector<std::vector<int64_t>> offsets(buckets.size());
   for (size_t b = 0; b < buckets.size(); ++b) {
-    int64_t n = 0;
-    for (size_t i = buckets[b].first; i < buckets[b].second; ++i) n += sizes[i];
+    const int64_t n = BucketLayout(sizes, buckets[b].first, buckets[b].second, &offsets[b]);
     if (n > INT_MAX)
       return InvalidArgumentError(what, ": bucket ", b, " has ", n, " elements, more than MPI's int count");
     counts[b] = static_cast<int>(n);
@@ -274,11 +297,8 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
     } else {
       std::vector<float>& buf = buffers_[b];
       buf.resize(n);
-      size_t off = 0;
-      for (size_t i = buckets[b].first; i < buckets[b].second; ++i) {
-        std::memcpy(buf.data() + off, tensors[i]->data<float>(), tensors[i]->byte_size());
-        off += tensors[i]->num_elements();
-      }
+      for (size_t i = buckets[b].first; i < buckets[b].second; ++i)
+        std::memcpy(buf.data() + offsets[b][i - buckets[b].first], tensors[i]->data<float>(), tensors[i]->byte_size());
       data[b] = buf.data();
     }
     // Started as soon as it is packed; the next bucket is packed while it travels.
@@ -292,12 +312,11 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
   last_wait_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const float scale = 1.0f / static_cast<float>(size_);
   for (size_t b = 0; b < buckets.size(); ++b) {
-    const float* p = data[b];
     for (size_t i = buckets[b].first; i < buckets[b].second; ++i) {
+      const float* p = data[b] + offsets[b][i - buckets[b].first];
       float* q = tensors[i]->data<float>();
       const int64_t n = tensors[i]->num_elements();
       for (int64_t k = 0; k < n; ++k) q[k] = p[k] * scale;  // in place for a bucket of one tensor
-      p += n;
     }
   }
   return Status::OK();
@@ -320,19 +339,26 @@ class MpiCollective::Pending final : public PendingAllReduce {
     std::vector<int64_t> sizes;
     for (const Shape& s : shapes_) sizes.push_back(s.NumElements());
     buckets_ = PlanBuckets(sizes, c_->options_.bucket_bytes);
-    std::vector<std::vector<float>>& bufs = c_->pending_buffers_;
+    std::vector<SharedBucket>& bufs = c_->pending_buffers_;
     if (bufs.size() < buckets_.size()) bufs.resize(buckets_.size());
     place_.resize(shapes_.size());
     for (size_t b = 0; b < buckets_.size(); ++b) {
-      int64_t n = 0;
-      for (size_t i = buckets_[b].first; i < buckets_[b].second; ++i) {
-        place_[i] = {b, n};
-        n += sizes[i];
-      }
+      std::vector<int64_t> offsets;
+      const int64_t n = BucketLayout(sizes, buckets_[b].first, buckets_[b].second, &offsets);
+      for (size_t i = buckets_[b].first; i < buckets_[b].second; ++i) place_[i] = {b, offsets[i - buckets_[b].first]};
       if (n > INT_MAX)
         return InvalidArgumentError(what_, ": bucket ", b, " has ", n, " elements, more than MPI's int count");
-      bufs[b].resize(n);
-      data_.push_back(bufs[b].data());
+      SharedBucket& buf = bufs[b];
+      if (buf.data == nullptr || buf.capacity < n || buf.data.use_count() > 1) {  // views of it may still be read
+        const int64_t capacity = (n + 15) / 16 * 16 + 16;  // a multiple of 64 bytes, as aligned_alloc wants
+        void* p = std::aligned_alloc(64, static_cast<size_t>(capacity) * sizeof(float));
+        if (p == nullptr) return ResourceExhaustedError(what_, ": no memory for a bucket of ", n, " floats");
+        std::memset(p, 0, static_cast<size_t>(capacity) * sizeof(float));
+        buf.data = std::shared_ptr<float>(static_cast<float*>(p), [](float* q) { std::free(q); });
+        buf.capacity = capacity;
+      }
+      keep_.push_back(buf.data);
+      data_.push_back(buf.data.get());
       counts_.push_back(static_cast<int>(n));
       missing_.push_back(buckets_[b].second - buckets_[b].first);
     }
@@ -384,14 +410,13 @@ class MpiCollective::Pending final : public PendingAllReduce {
     STRATA_RETURN_IF_ERROR(
         c_->FinishBuckets(reqs_.data(), data_.data(), counts_.data(), static_cast<int>(buckets_.size()), what_));
     const float scale = 1.0f / static_cast<float>(c_->size_);
+    for (size_t b = 0; b < data_.size(); ++b)
+      for (float *p = data_[b], *e = data_[b] + counts_[b]; p < e; ++p) *p *= scale;
     std::vector<Tensor> means;
-    for (size_t i = 0; i < shapes_.size(); ++i) {
-      Tensor t = Tensor::Empty(DType::kFloat32, shapes_[i]);
-      const float* p = data_[place_[i].first] + place_[i].second;
-      float* q = t.data<float>();
-      for (int64_t k = 0, n = t.num_elements(); k < n; ++k) q[k] = p[k] * scale;
-      means.push_back(std::move(t));
-    }
+    means.reserve(shapes_.size());
+    for (size_t i = 0; i < shapes_.size(); ++i)
+      means.push_back(Tensor::Wrap(DType::kFloat32, shapes_[i], data_[place_[i].first] + place_[i].second,
+                                   std::shared_ptr<void>(keep_[place_[i].first])));
     return means;
   }
 
@@ -401,6 +426,7 @@ class MpiCollective::Pending final : public PendingAllReduce {
   std::string what_;
   std::vector<std::pair<size_t, size_t>> buckets_;
   std::vector<std::pair<size_t, int64_t>> place_;  // tensor -> (bucket, offset in its buffer)
+  std::vector<std::shared_ptr<float>> keep_;  // the bucket buffers, held while this reduction lives
   std::vector<float*> data_;
   std::vector<int> counts_;
   std::vector<size_t> missing_;  // tensors each bucket still waits for

@@ -55,7 +55,8 @@ class MpiCollective final : public Collective {
   Status AllReduceMean(std::vector<double>* values, std::string_view what) override;
   // Overlapped AllReduceMean: the same buckets, reductions and result bits, each bucket's reduction started by the
   // Add that completes it (in bucket order), progressed by Add and Test. One at a time: the bucket buffers are the
-  // collective's, reused from one to the next.
+  // collective's, reused from one to the next. Wait scales the sums in place and returns views of the buckets
+  // (no copy); a bucket whose views are still held when the next reduction starts gets a new buffer.
   StatusOr<std::unique_ptr<PendingAllReduce>> StartAllReduceMean(const std::vector<Shape>& shapes,
                                                                  std::string_view what) override;
   // Under `deterministic`, in rank order on rank 0 then broadcast (the same bits everywhere); MPI_SUM otherwise.
@@ -104,7 +105,13 @@ class MpiCollective final : public Collective {
   std::vector<Peer> peers_;
   double last_wait_s_ = 0;
   std::vector<std::vector<float>> buffers_;  // the bucket buffers, reused from step to step
-  std::vector<std::vector<float>> pending_buffers_;  // StartAllReduceMean's, likewise
+  // StartAllReduceMean's bucket buffers (64-byte aligned), likewise reused, unless a mean its Wait handed out (a view
+  // of them) is still held: then that bucket gets a new buffer.
+  struct SharedBucket {
+    std::shared_ptr<float> data;
+    int64_t capacity = 0;  // floats
+  };
+  std::vector<SharedBucket> pending_buffers_;
   bool pending_active_ = false;
   bool pending_abandoned_ = false;  // a Pending went with reductions in flight: its buffers may still be written
   OverlapStats overlap_stats_;

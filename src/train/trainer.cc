@@ -538,8 +538,10 @@ Status Trainer::Impl::RunGradientStep(const std::vector<std::pair<std::string, T
   std::vector<int> pending_of_fetch(cg.fetches.size(), -1);  // fetch -> index in the overlapped reduction
   if (options.overlap_allreduce) {
     std::vector<Shape> shapes;
+    hooks.taken_fetches.assign(cg.fetches.size(), 0);
     for (const auto& [weight, out] : ReducedOutputs(cg)) {
       pending_of_fetch[cg.fetch_index.at(out)] = static_cast<int>(shapes.size());
+      hooks.taken_fetches[cg.fetch_index.at(out)] = 1;  // the means replace them: the run need not copy them out
       shapes.push_back(state.weights.at(weight).shape());
     }
     STRATA_ASSIGN_OR_RETURN(pending, c.StartAllReduceMean(shapes, "the gradients"));

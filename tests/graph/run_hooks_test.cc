@@ -96,6 +96,32 @@ TEST(RunHooksTest, AnInputFetchedAsIsReportedBeforeTheFirstStep) {
   EXPECT_EQ(steps_when_x, 0);
 }
 
+TEST(RunHooksTest, ATakenFetchIsReportedButNotReturned) {
+  auto s = Session::Create(ChainModel(), Unoptimized());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  std::vector<float> seen_a;
+  RunHooks hooks;
+  hooks.on_fetch_ready = [&](size_t fetch, const Tensor& v) {
+    if (fetch == 1) seen_a.assign(v.data<float>(), v.data<float>() + v.num_elements());
+    return Status::OK();
+  };
+  hooks.taken_fetches = {0, 1};  // "a" (fetch 1) is the caller's through the hook
+  std::vector<Tensor> out;
+  {
+    ScopedRunHooks scope(&hooks);
+    ASSERT_TRUE((*s)->Run({{"x", Tensor::FromVector<float>({-1.0f, 0.0f, 0.5f}, Shape{3})}}, {"c", "a"}, &out).ok());
+  }
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FALSE(out[1].defined());  // taken: an empty tensor in its place
+  ASSERT_TRUE(out[0].defined());
+  EXPECT_FLOAT_EQ(out[0].data<float>()[2], std::exp(1.0f));
+  EXPECT_EQ(seen_a, (std::vector<float>{-2.0f, 0.0f, 1.0f}));
+  // Without the hooks, the same run returns both.
+  ASSERT_TRUE((*s)->Run({{"x", Tensor::FromVector<float>({-1.0f, 0.0f, 0.5f}, Shape{3})}}, {"c", "a"}, &out).ok());
+  ASSERT_TRUE(out[1].defined());
+  EXPECT_EQ(out[1].data<float>()[0], -2.0f);
+}
+
 TEST(RunHooksTest, AHookErrorEndsTheRun) {
   auto s = Session::Create(ChainModel(), Unoptimized());
   ASSERT_TRUE(s.ok());

@@ -1,0 +1,140 @@
+// MpiCollective's overlapped reduction under mpirun (2 or more ranks; tests/CMakeLists.txt runs it with 2):
+// - the means are exact for values whose sums are exact, and equal, bit for bit, those of the non-overlapped
+//   AllReduceMean over the same tensors (fused buckets of several tensors, and tensors of a bucket of their own);
+// - Wait hands out views of the bucket buffers: 64-byte aligned, and the next reduction reuses a buffer (no
+//   allocation per step) unless a view of it is still held, which then keeps its values.
+// Exits 0 when every check passed on every rank, 1 otherwise (each failure printed with the rank).
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "train/distributed.h"
+
+namespace {
+
+int failures = 0;
+int rank = 0;
+
+void Check(bool ok, const char* what) {
+  if (ok) return;
+  ++failures;
+  std::fprintf(stderr, "rank %d: FAILED: %s\n", rank, what);
+}
+
+// Tensors of `shapes` with values that depend on the rank, the tensor, the element and the round.
+std::vector<strata::Tensor> Values(const std::vector<strata::Shape>& shapes, int round, bool exact) {
+  std::vector<strata::Tensor> out;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    strata::Tensor t = strata::Tensor::Empty(strata::DType::kFloat32, shapes[i]);
+    float* p = t.data<float>();
+    for (int64_t k = 0; k < t.num_elements(); ++k)
+      p[k] = exact ? static_cast<float>((rank + 1) * (k % 7 + 1) + 100 * round + static_cast<int64_t>(i))
+                   : 1.0f / static_cast<float>(3 + rank + k % 11 + round) + 1e-3f * static_cast<float>(i);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
+
+int main() {
+  using strata::DType;
+  using strata::Shape;
+  using strata::Tensor;
+  strata::train::MpiOptions options;
+  options.bucket_bytes = 4 << 10;  // small buckets: several fused buckets of several tensors
+  auto created = strata::train::MpiCollective::Create(options);
+  if (!created.ok()) {
+    std::fprintf(stderr, "%s\n", created.status().ToString().c_str());
+    return 1;
+  }
+  strata::train::MpiCollective& c = **created;
+  rank = c.rank();
+  const int n = c.size();
+  // Odd sizes, so that fused tensors do not end on 64-byte boundaries; one of 1 MiB, a bucket of its own.
+  const std::vector<Shape> shapes = {Shape({3}), Shape({5, 7}), Shape({300}), Shape({17}), Shape({256 << 10}),
+                                     Shape({2, 9})};
+
+  // 1. Exact means: rank r holds (r + 1) * (k % 7 + 1) + 100 * round + i, whose mean over n ranks is
+  //    (n + 1) / 2 * (k % 7 + 1) + 100 * round + i (exact in float for n = 2: halves).
+  std::vector<Tensor> held;  // round 0's means, kept across round 1
+  std::vector<const float*> round0_data;
+  for (int round = 0; round < 3; ++round) {
+    auto pending = c.StartAllReduceMean(shapes, "test");
+    Check(pending.ok(), "StartAllReduceMean");
+    if (!pending.ok()) break;
+    std::vector<Tensor> values = Values(shapes, round, /*exact=*/true);
+    for (size_t i = shapes.size(); i-- > 0;) Check((*pending)->Add(i, values[i]).ok(), "Add");
+    auto means = (*pending)->Wait();
+    Check(means.ok(), "Wait");
+    if (!means.ok()) break;
+    bool exact = true, aligned = true;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const float* p = (*means)[i].data<float>();
+      aligned = aligned && reinterpret_cast<uintptr_t>(p) % 64 == 0;
+      for (int64_t k = 0; k < (*means)[i].num_elements(); ++k) {
+        const double want = (n + 1) / 2.0 * (k % 7 + 1) + 100 * round + static_cast<double>(i);
+        exact = exact && p[k] == static_cast<float>(want);
+      }
+    }
+    Check(exact, "the means are the exact means of the ranks' values");
+    // Tensors 0-3 share a fused bucket (4 KiB buckets): views at 16-float (64-byte) steps, not copies.
+    const float* base = (*means)[0].data<float>();
+    Check((*means)[1].data<float>() == base + 16 && (*means)[2].data<float>() == base + 16 + 48 &&
+              (*means)[3].data<float>() == base + 16 + 48 + 304,
+          "the means of a fused bucket are views into one buffer");
+    Check(aligned, "every mean is a 64-byte aligned view");
+    if (round == 0) {
+      held = *means;  // round 1 runs while these are held
+      for (const Tensor& t : held) round0_data.push_back(t.data<float>());
+    }
+    if (round == 1) {
+      bool kept = true, moved = true;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        const float* p = held[i].data<float>();
+        for (int64_t k = 0; k < held[i].num_elements(); ++k)
+          kept = kept && p[k] == static_cast<float>((n + 1) / 2.0 * (k % 7 + 1) + static_cast<double>(i));
+        moved = moved && (*means)[i].data<float>() != round0_data[i];
+      }
+      Check(kept, "a mean held across the next reduction keeps its values");
+      Check(moved, "the next reduction writes elsewhere while a view is held");
+      held.clear();
+      round0_data.clear();
+      for (const Tensor& t : *means) round0_data.push_back(t.data<float>());
+    }
+    if (round == 2) {
+      bool reused = true;
+      for (size_t i = 0; i < shapes.size(); ++i) reused = reused && (*means)[i].data<float>() == round0_data[i];
+      Check(reused, "with no view held, the next reduction reuses the bucket buffers");
+    }
+  }
+
+  // 2. Bit for bit the non-overlapped AllReduceMean (inexact values), plain and deterministic.
+  for (bool deterministic : {false, true}) {
+    c.set_deterministic(deterministic);
+    std::vector<Tensor> plain = Values(shapes, 5, /*exact=*/false);
+    std::vector<Tensor*> ptrs;
+    for (Tensor& t : plain) ptrs.push_back(&t);
+    Check(c.AllReduceMean(ptrs, "test").ok(), "AllReduceMean");
+    auto pending = c.StartAllReduceMean(shapes, "test");
+    Check(pending.ok(), "StartAllReduceMean");
+    if (!pending.ok()) break;
+    std::vector<Tensor> values = Values(shapes, 5, /*exact=*/false);
+    for (size_t i = 0; i < shapes.size(); ++i) Check((*pending)->Add(i, values[i]).ok(), "Add");
+    auto means = (*pending)->Wait();
+    Check(means.ok(), "Wait");
+    if (!means.ok()) break;
+    bool same = true;
+    for (size_t i = 0; i < shapes.size(); ++i)
+      same = same && std::memcmp((*means)[i].raw_data(), plain[i].raw_data(), plain[i].byte_size()) == 0;
+    Check(same, deterministic ? "overlapped means == AllReduceMean's, bitwise (deterministic)"
+                              : "overlapped means == AllReduceMean's, bitwise (MPI_SUM)");
+  }
+  int all = 0;
+  MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("%s: %d failed checks over %d ranks\n", all == 0 ? "PASS" : "FAIL", all, n);
+  return all == 0 ? 0 : 1;
+}
