@@ -29,6 +29,13 @@ using tcp = net::ip::tcp;
 
 namespace {
 
+// Each connection's operations run on its own strand. The concrete executor type (rather than Beast's default,
+// the type-erased any_io_executor) spares every handler invocation the type-erased executor's copies, queries
+// and reference counts: about a tenth of the server's CPU time per REST request in a profile.
+using ConnectionExecutor = net::strand<net::io_context::executor_type>;
+using TcpStream = beast::basic_stream<tcp, ConnectionExecutor>;
+using TcpSocket = net::basic_stream_socket<tcp, ConnectionExecutor>;
+
 // A connection, whatever its stream (plain TCP or TLS): what the server needs to close it at shutdown.
 class SessionBase : public std::enable_shared_from_this<SessionBase> {
  public:
@@ -226,10 +233,10 @@ std::optional<HttpResponse> TransferEncodingError(const http::fields& fields) {
   return std::nullopt;
 }
 
-// One connection. Stream is beast::tcp_stream (plain HTTP) or beast::ssl_stream<beast::tcp_stream> (HTTPS).
+// One connection. Stream is TcpStream (plain HTTP) or beast::ssl_stream<TcpStream> (HTTPS).
 template <class Stream>
 class Session : public SessionBase {
-  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+  static constexpr bool kTls = !std::is_same_v<Stream, TcpStream>;
 
  public:
   Session(Stream&& stream, HttpServer::Impl* impl) : stream_(std::move(stream)), impl_(impl) {}
@@ -259,7 +266,7 @@ class Session : public SessionBase {
 
  private:
   std::shared_ptr<Session> self() { return std::static_pointer_cast<Session>(shared_from_this()); }
-  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+  TcpStream& tcp() { return beast::get_lowest_layer(stream_); }
 
   void OnHandshake(beast::error_code ec) {
     if (ec) {
@@ -308,13 +315,14 @@ class Session : public SessionBase {
     if (ec) return Fail(ec);
     auto& req = parser_->get();
     keep_alive_ = req.keep_alive();
-    // The body's charge is released when this returns: the handler has parsed the body by then (it answers later
-    // through the Responder, from its own copy of what it needs).
+    // The body's charge is released when this returns (the handler has parsed the body by then; it answers later
+    // through the Responder, from its own copy of what it needs), or before the reply is written when the handler
+    // answers inline: a client that has its reply never sees its body still counted.
+    body_charge_ = req.body().TakeCharge();
     struct ReleaseAtExit {
-      BodyBudget* budget;
-      int64_t bytes;
-      ~ReleaseAtExit() { budget->Release(bytes); }
-    } release{&impl_->body_budget, req.body().TakeCharge()};
+      Session* session;
+      ~ReleaseAtExit() { session->ReleaseBodyCharge(); }
+    } release{this};
     HttpRequest r;
     r.received = std::chrono::steady_clock::now();
     r.method = std::string(req.method_string());
@@ -355,8 +363,11 @@ class Session : public SessionBase {
                    {"status", std::to_string(resp.status), true},
                    {"duration_ms", MillisecondsSince(line->received), true},
                    {"response_bytes", std::to_string(resp.body.size()), true}});
-      net::post(self->stream_.get_executor(),
-                [self, resp = std::move(resp)]() mutable { self->Write(std::move(resp)); });
+      // Inline when the handler answered on the connection's own strand (a model run on the REST thread, no
+      // batching): no queueing and no wake-up of another REST thread. From another thread (a batch thread), queued
+      // to the strand.
+      net::dispatch(self->stream_.get_executor(),
+                    [self, resp = std::move(resp)]() mutable { self->Write(std::move(resp)); });
     });
   }
 
@@ -386,7 +397,12 @@ class Session : public SessionBase {
     Write(std::move(r));
   }
 
+  void ReleaseBodyCharge() {
+    if (body_charge_) impl_->body_budget.Release(std::exchange(body_charge_, 0));
+  }
+
   void Write(HttpResponse r) {
+    ReleaseBodyCharge();
     auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(r.status), 11);
     res->set(http::field::server, "strata");
     res->set(http::field::content_type, r.content_type);
@@ -460,6 +476,7 @@ class Session : public SessionBase {
   bool busy_ = false;
   bool linger_ = false;
   int64_t linger_budget_ = 0;
+  int64_t body_charge_ = 0;  // the request body's bytes still charged to the BodyBudget
   bool handshake_done_ = false;
   bool shutting_down_ = false;
   std::vector<char> drain_buffer_;
@@ -468,14 +485,14 @@ class Session : public SessionBase {
 }  // namespace
 
 void HttpServer::Impl::DoAccept() {
-  acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+  acceptor->async_accept(ConnectionExecutor(ioc.get_executor()), [this](beast::error_code ec, TcpSocket socket) {
     if (!ec && !draining) {
       beast::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
       if (tls)
-        StartSession(beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls));
+        StartSession(beast::ssl_stream<TcpStream>(TcpStream(std::move(socket)), *tls));
       else
-        StartSession(beast::tcp_stream(std::move(socket)));
+        StartSession(TcpStream(std::move(socket)));
     }
     if (acceptor->is_open() && !draining) DoAccept();
   });
