@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -403,6 +404,7 @@ class Session : public SessionBase {
 
   void Write(HttpResponse r) {
     ReleaseBodyCharge();
+    if (WriteDirect(r)) return;
     auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(r.status), 11);
     res->set(http::field::server, "strata");
     res->set(http::field::content_type, r.content_type);
@@ -414,6 +416,58 @@ class Session : public SessionBase {
     http::async_write(stream_, *res, [self = self(), res](beast::error_code ec, std::size_t) {
       self->OnWrite(ec, res->need_eof());
     });
+  }
+
+  // The reply's head written by hand into a buffer the connection reuses, and sent with the body in one gather
+  // write: the same bytes as Beast's serializer gives for the response built in Write (start line with Beast's
+  // reason phrase; Server, Content-Type, the handler's headers, "Connection: close" when closing, Content-Length),
+  // without a response object, its field allocations or the serializer. Replies Beast shapes otherwise (status
+  // codes without a body or unknown to it, headers that repeat or replace one of those fields) go through Beast:
+  // false, and nothing was sent.
+  bool WriteDirect(HttpResponse& r) {
+    const http::status status = http::int_to_status(static_cast<unsigned>(r.status));
+    if (status == http::status::unknown || r.status < 200 || r.status == 204 || r.status == 304) return false;
+    const auto same_name = [](std::string_view a, std::string_view b) {
+      return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+             });
+    };
+    for (size_t i = 0; i < r.headers.size(); ++i) {
+      const std::string_view name = r.headers[i].first;
+      for (std::string_view reserved : {"Server", "Content-Type", "Content-Length", "Connection", "Transfer-Encoding"})
+        if (same_name(name, reserved)) return false;
+      for (size_t j = i + 1; j < r.headers.size(); ++j)
+        if (same_name(name, r.headers[j].first)) return false;
+    }
+    const bool close = !(keep_alive_ && !impl_->draining);
+    std::string& head = reply_head_;
+    head.clear();
+    head += "HTTP/1.1 ";
+    head += std::to_string(r.status);
+    head += ' ';
+    const auto reason = http::obsolete_reason(status);
+    head.append(reason.data(), reason.size());
+    head += "\r\nServer: strata\r\nContent-Type: ";
+    head += r.content_type;
+    head += "\r\n";
+    for (const auto& [name, value] : r.headers) {
+      head += name;
+      head += ": ";
+      head += value;
+      head += "\r\n";
+    }
+    if (close) head += "Connection: close\r\n";
+    head += "Content-Length: ";
+    head += std::to_string(r.body.size());
+    head += "\r\n\r\n";
+    reply_body_ = std::move(r.body);
+    tcp().expires_after(std::chrono::seconds(60));
+    const std::array<net::const_buffer, 2> buffers{net::buffer(reply_head_), net::buffer(reply_body_)};
+    net::async_write(stream_, buffers, [self = self(), close](beast::error_code ec, std::size_t) {
+      self->reply_body_ = std::string();
+      self->OnWrite(ec, close);
+    });
+    return true;
   }
 
   void OnWrite(beast::error_code ec, bool close) {
@@ -477,6 +531,8 @@ class Session : public SessionBase {
   bool linger_ = false;
   int64_t linger_budget_ = 0;
   int64_t body_charge_ = 0;  // the request body's bytes still charged to the BodyBudget
+  std::string reply_head_;  // WriteDirect's buffers, alive until the write completes
+  std::string reply_body_;
   bool handshake_done_ = false;
   bool shutting_down_ = false;
   std::vector<char> drain_buffer_;
