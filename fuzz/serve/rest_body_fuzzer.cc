@@ -55,13 +55,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       JsonRequest dom;
       NamedTensors dom_inputs;
       bool row = false;
-      const bool same =
-          dom.Parse(body).ok() && dom.SignatureName().ok() && *dom.SignatureName() == fast.signature_name() &&
-          dom.PredictInputs(sig, &dom_inputs, &row).ok() && row == fast.row_format() && dom_inputs.size() == 1 &&
-          dom_inputs[0].first == fast_inputs[0].first && dom_inputs[0].second.dtype() == fast_inputs[0].second.dtype() &&
-          dom_inputs[0].second.shape() == fast_inputs[0].second.shape() &&
-          std::memcmp(dom_inputs[0].second.raw_data(), fast_inputs[0].second.raw_data(),
-                      fast_inputs[0].second.byte_size()) == 0;
+      const bool same = dom.Parse(body).ok() && dom.SignatureName().ok() &&
+                        *dom.SignatureName() == fast.signature_name() &&
+                        dom.PredictInputs(sig, &dom_inputs, &row).ok() && row == fast.row_format() &&
+                        dom_inputs.size() == 1 && dom_inputs[0].first == fast_inputs[0].first &&
+                        dom_inputs[0].second.dtype() == fast_inputs[0].second.dtype() &&
+                        dom_inputs[0].second.shape() == fast_inputs[0].second.shape() &&
+                        std::memcmp(dom_inputs[0].second.raw_data(), fast_inputs[0].second.raw_data(),
+                                    fast_inputs[0].second.byte_size()) == 0;
       if (!same) std::abort();
     }
   }

@@ -348,12 +348,13 @@ TEST_F(E2eTest, MetricsStayValidAndSmallUnderMadeUpModelNames) {
 TEST_F(E2eTest, ReplyHeadsAreExact) {
   testing::RawConnection c(server_->rest_port());
   const std::string body = R"({"instances": [1.0]})";
-  ASSERT_TRUE(c.Send(StrCat("POST /v1/models/half:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: req-1\r\n"
-                            "Content-Length: ",
-                            body.size(), "\r\n\r\n", body,
-                            "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: req-2\r\n\r\n"
-                            "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: req-3\r\n"
-                            "Connection: close\r\n\r\n")));
+  ASSERT_TRUE(
+      c.Send(StrCat("POST /v1/models/half:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: req-1\r\n"
+                    "Content-Length: ",
+                    body.size(), "\r\n\r\n", body,
+                    "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: req-2\r\n\r\n"
+                    "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: req-3\r\n"
+                    "Connection: close\r\n\r\n")));
   const std::string not_found =
       "<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1><p>The requested URL was not found on "
       "this server. The model API is under /v1/models.</p></body></html>";

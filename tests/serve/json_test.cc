@@ -253,13 +253,27 @@ TEST(NumericPredictBodyTest, RandomNumbersMatchJsonRequest) {
       const double v = unit(rng) * std::pow(10.0, scale(rng));
       char buf[64];
       switch (format(rng)) {
-        case 0: std::snprintf(buf, sizeof(buf), "%.4f", v); break;
-        case 1: std::snprintf(buf, sizeof(buf), "%.17g", v); break;
-        case 2: std::snprintf(buf, sizeof(buf), "%.*g", precision(rng), v); break;
-        case 3: std::snprintf(buf, sizeof(buf), "%.*e", precision(rng), v); break;
-        case 4: std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(std::fmod(v, 1e15))); break;
-        case 5: std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(static_cast<float>(v))); break;
-        default: std::snprintf(buf, sizeof(buf), "%.6f", v / 1e6); break;
+        case 0:
+          std::snprintf(buf, sizeof(buf), "%.4f", v);
+          break;
+        case 1:
+          std::snprintf(buf, sizeof(buf), "%.17g", v);
+          break;
+        case 2:
+          std::snprintf(buf, sizeof(buf), "%.*g", precision(rng), v);
+          break;
+        case 3:
+          std::snprintf(buf, sizeof(buf), "%.*e", precision(rng), v);
+          break;
+        case 4:
+          std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(std::fmod(v, 1e15)));
+          break;
+        case 5:
+          std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(static_cast<float>(v)));
+          break;
+        default:
+          std::snprintf(buf, sizeof(buf), "%.6f", v / 1e6);
+          break;
       }
       // Fixed notation of a large number is longer than the one-pass reader's 32 characters: printed shortest.
       if (std::strlen(buf) > 32) std::snprintf(buf, sizeof(buf), "%.17g", v);
@@ -280,18 +294,48 @@ TEST(NumericPredictBodyTest, RandomNumbersMatchJsonRequest) {
 // Everything else is declined, so that JsonRequest reads it (and words the error).
 TEST(NumericPredictBodyTest, DeclinesOtherAndMalformedBodies) {
   const std::vector<std::string> declined = {
-      "", "   ", "[1]", "{}", R"({"instances": []})", R"({"instances": [[]]})", R"({"instances": 5})",
-      R"({"instances": [1, 2,]})", R"({"instances": [1 2]})", R"({"instances": [01]})", R"({"instances": [1.]})",
-      R"({"instances": [.5]})", R"({"instances": [+1]})", R"({"instances": [1e]})", R"({"instances": [-]})",
-      R"({"instances": [[1, 2], [3]]})", R"({"instances": [[1, 2], [3, 4, 5]]})", R"({"instances": [[1], 2]})",
-      R"({"instances": [1, [2]]})", R"({"instances": [NaN]})", R"({"instances": [Infinity]})",
-      R"({"instances": ["1"]})", R"({"instances": [{"x": 1}]})", R"({"instances": [{"b64": "AA=="}]})",
-      R"({"instances": [true]})", R"({"instances": [null]})", R"({"instances": [-0]})", R"({"instances": [-0.0]})",
-      R"({"instances": [1e400]})", R"({"instances": [1e-400]})", R"({"instances": [1234567890123456789]})",
-      R"({"instances": [1], "inputs": [1]})", R"({"instances": [1], "instances": [2]})",
-      R"({"instances": [1], "other": 1})", R"({"inst\u0061nces": [1]})", R"({"signature_name": 3, "instances": [1]})",
-      R"({"signature_name": "a\"b", "instances": [1]})", R"({"signature_name": "x"})",
-      R"({"instances": [1]} x)", R"({"instances": [1]}})", R"({"instances": [1])", R"({"instances": [1)",
+      "",
+      "   ",
+      "[1]",
+      "{}",
+      R"({"instances": []})",
+      R"({"instances": [[]]})",
+      R"({"instances": 5})",
+      R"({"instances": [1, 2,]})",
+      R"({"instances": [1 2]})",
+      R"({"instances": [01]})",
+      R"({"instances": [1.]})",
+      R"({"instances": [.5]})",
+      R"({"instances": [+1]})",
+      R"({"instances": [1e]})",
+      R"({"instances": [-]})",
+      R"({"instances": [[1, 2], [3]]})",
+      R"({"instances": [[1, 2], [3, 4, 5]]})",
+      R"({"instances": [[1], 2]})",
+      R"({"instances": [1, [2]]})",
+      R"({"instances": [NaN]})",
+      R"({"instances": [Infinity]})",
+      R"({"instances": ["1"]})",
+      R"({"instances": [{"x": 1}]})",
+      R"({"instances": [{"b64": "AA=="}]})",
+      R"({"instances": [true]})",
+      R"({"instances": [null]})",
+      R"({"instances": [-0]})",
+      R"({"instances": [-0.0]})",
+      R"({"instances": [1e400]})",
+      R"({"instances": [1e-400]})",
+      R"({"instances": [1234567890123456789]})",
+      R"({"instances": [1], "inputs": [1]})",
+      R"({"instances": [1], "instances": [2]})",
+      R"({"instances": [1], "other": 1})",
+      R"({"inst\u0061nces": [1]})",
+      R"({"signature_name": 3, "instances": [1]})",
+      R"({"signature_name": "a\"b", "instances": [1]})",
+      R"({"signature_name": "x"})",
+      R"({"instances": [1]} x)",
+      R"({"instances": [1]}})",
+      R"({"instances": [1])",
+      R"({"instances": [1)",
       "{\"signature_name\": \"\xc3\xa9\", \"instances\": [1]}",
       std::string("{\"instances\": [1]}\0", 19),
       std::string(100, '[') + "1" + std::string(100, ']'),

@@ -11,9 +11,9 @@
 #include <boost/beast/ssl.hpp>
 #include <cctype>
 #include <cstdio>
-#include <random>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -531,7 +531,7 @@ class Session : public SessionBase {
   bool linger_ = false;
   int64_t linger_budget_ = 0;
   int64_t body_charge_ = 0;  // the request body's bytes still charged to the BodyBudget
-  std::string reply_head_;  // WriteDirect's buffers, alive until the write completes
+  std::string reply_head_;   // WriteDirect's buffers, alive until the write completes
   std::string reply_body_;
   bool handshake_done_ = false;
   bool shutting_down_ = false;
