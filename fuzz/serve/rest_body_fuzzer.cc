@@ -1,10 +1,13 @@
 // libFuzzer target: REST request handling without a socket. The first byte picks what the rest is:
 //   0-5: a :predict/:classify/:regress body, parsed against one of several signatures, and the parsed tensors
-//        written back as a predict response (row and columnar);
+//        written back as a predict response (row and columnar); for a :predict body, the one-pass reader
+//        (NumericPredictBody) must agree with JsonRequest wherever it accepts the body (else: abort, a finding);
 //   6-7: a URL path for the REST router.
 // Any input must give a Status, never a crash, a hang or a leak.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "serve/api/json_codec.h"
@@ -42,6 +45,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto route = ParseRestRoute(mode == 6 ? "GET" : "POST", body);
     if (route.ok()) (void)UrlUnescape(route->model_name);
     return 0;
+  }
+  // Differential check of the one-pass reader: what it accepts, JsonRequest reads to the same tensor.
+  NumericPredictBody fast;
+  if (mode < 5 && fast.Parse(body)) {
+    const SignatureDef& sig = Signatures()[mode];
+    NamedTensors fast_inputs;
+    if (fast.Inputs(sig, &fast_inputs)) {
+      JsonRequest dom;
+      NamedTensors dom_inputs;
+      bool row = false;
+      const bool same = dom.Parse(body).ok() && dom.SignatureName().ok() &&
+                        *dom.SignatureName() == fast.signature_name() &&
+                        dom.PredictInputs(sig, &dom_inputs, &row).ok() && row == fast.row_format() &&
+                        dom_inputs.size() == 1 && dom_inputs[0].first == fast_inputs[0].first &&
+                        dom_inputs[0].second.dtype() == fast_inputs[0].second.dtype() &&
+                        dom_inputs[0].second.shape() == fast_inputs[0].second.shape() &&
+                        std::memcmp(dom_inputs[0].second.raw_data(), fast_inputs[0].second.raw_data(),
+                                    fast_inputs[0].second.byte_size()) == 0;
+      if (!same) std::abort();
+    }
   }
   JsonRequest req;
   if (!req.Parse(body).ok()) return 0;

@@ -66,6 +66,9 @@ struct ServerOptions {
   std::string precision = "fp32";        // --precision: fp32, or bf16 (convolutions and matmuls in bfloat16)
   bool enable_batching = false;          // --enable_batching
   std::string batching_parameters_file;  // --batching_parameters_file: text BatchingParameters
+  // --adaptive_batch_timeout (strata): an open batch runs one estimated arrival gap before batch_timeout_micros, at
+  // once when requests arrive more slowly than the timeout (docs/serving.md, "Batching").
+  bool adaptive_batch_timeout = false;
   bool enable_model_warmup = true;       // --enable_model_warmup
   int num_request_iterations_for_warmup = 0;  // --num_request_iterations_for_warmup
 

@@ -132,6 +132,8 @@ void AddServeCommand(CLI::App& app) {
                   "Scan base paths for versions every N seconds (default 1; 0 = once)");
   cmd->add_flag("--enable_batching", o.enable_batching, "Server-side batching");
   cmd->add_option("--batching_parameters_file", o.batching_parameters_file, "Text BatchingParameters");
+  cmd->add_flag("--adaptive_batch_timeout", o.adaptive_batch_timeout,
+                "Batching: run an open batch one estimated arrival gap before its timeout (strata extension)");
   cmd->add_flag("--allow_version_labels_for_unavailable_models", o.allow_version_labels_for_unavailable_models,
                 "Accepted; labels may always point at versions that are not loaded yet");
   cmd->add_option("--monitoring_config_file", o.monitoring_config_file, "Text MonitoringConfig");

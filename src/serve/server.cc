@@ -50,6 +50,8 @@ Status ValidateOptions(const ServerOptions& o) {
     return InvalidArgumentError("Both --model_base_path and --model_config_file are empty; give one of them");
   if (!o.batching_parameters_file.empty() && !o.enable_batching)
     return InvalidArgumentError("--batching_parameters_file is set without --enable_batching");
+  if (o.adaptive_batch_timeout && !o.enable_batching)
+    return InvalidArgumentError("--adaptive_batch_timeout is set without --enable_batching");
   if (o.grpc_port == 0 && o.rest_port == 0) return InvalidArgumentError("--port and --rest_api_port are both 0");
   if (o.plan_cache_max_plans < 1)
     return InvalidArgumentError("--plan_cache_max_plans must be at least 1, got ", o.plan_cache_max_plans);
@@ -152,11 +154,13 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
       bo.thread_pool_name = "model_server_batch_threads";
     }
     if (bo.num_batch_threads <= 0) bo.num_batch_threads = o.inter_op_threads > 0 ? o.inter_op_threads : cores;
+    bo.adaptive_batch_timeout = o.adaptive_batch_timeout;
     impl.batcher = std::make_unique<BatchScheduler>(bo, metrics);
     LogInfo("batching on: max_batch_size ", bo.max_batch_size, ", batch_timeout_micros ", bo.batch_timeout_micros,
             ", max_enqueued_batches ", bo.max_enqueued_batches, ", num_batch_threads ", bo.num_batch_threads,
             bo.allowed_batch_sizes.empty() ? std::string() : StrCat(", allowed_batch_sizes ", StrJoin(bo.allowed_batch_sizes, ",")),
-            bo.enable_large_batch_splitting ? ", large requests split" : ", large requests rejected");
+            bo.enable_large_batch_splitting ? ", large requests split" : ", large requests rejected",
+            bo.adaptive_batch_timeout ? ", adaptive batch timeout" : "");
   }
 
   ManagerOptions mo;

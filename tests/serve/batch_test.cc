@@ -165,6 +165,47 @@ TEST(BatcherTest, BadInputsAndExpiredDeadlines) {
   EXPECT_EQ(late.status.code(), StatusCode::kDeadlineExceeded);
 }
 
+// --adaptive_batch_timeout's rule: the timeout brought forward by one estimated arrival gap; at once when the gap is
+// as long as the timeout; the plain timeout without an estimate.
+TEST(BatcherTest, AdaptiveBatchDeadline) {
+  using std::chrono::milliseconds;
+  const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  EXPECT_EQ(AdaptiveBatchDeadline(t0, milliseconds(10), milliseconds(0)), t0 + milliseconds(10));
+  EXPECT_EQ(AdaptiveBatchDeadline(t0, milliseconds(10), milliseconds(3)), t0 + milliseconds(7));
+  EXPECT_EQ(AdaptiveBatchDeadline(t0, milliseconds(10), milliseconds(10)), t0);
+  EXPECT_EQ(AdaptiveBatchDeadline(t0, milliseconds(10), milliseconds(50)), t0);
+  EXPECT_EQ(NextArrivalGapEstimate(milliseconds(0), milliseconds(8)), milliseconds(8));
+  EXPECT_EQ(NextArrivalGapEstimate(milliseconds(8), milliseconds(4)), milliseconds(7));
+  EXPECT_EQ(NextArrivalGapEstimate(milliseconds(8), milliseconds(24)), milliseconds(12));
+}
+
+// Requests that arrive more slowly than the timeout: with the fixed timeout, the second of two requests sent 100 ms
+// apart (after a 1.5 s pause) waits and shares a batch with the third; with the adaptive timeout, the long gaps seen
+// so far make each run on its own at once. (Margins of seconds against 100 ms: no timing is measured.)
+TEST(BatcherTest, AdaptiveTimeoutRunsSlowArrivalsAtOnce) {
+  for (const bool adaptive : {false, true}) {
+    SCOPED_TRACE(adaptive ? "adaptive" : "fixed");
+    ServingMetrics metrics;
+    BatchingOptions o;
+    o.max_batch_size = 8;
+    o.batch_timeout_micros = 1000000;
+    o.num_batch_threads = 1;
+    o.adaptive_batch_timeout = adaptive;
+    BatchScheduler b(o, &metrics);
+    auto iris = Iris();
+    ASSERT_TRUE(Submit(b, iris, Rows(1, 0.f)).get().status.ok());  // no estimate yet: waits its timeout (1 s)
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    auto second = Submit(b, iris, Rows(1, 1.f));  // 1.5 s after the first
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto third = Submit(b, iris, Rows(1, 2.f));
+    ASSERT_TRUE(second.get().status.ok());
+    ASSERT_TRUE(third.get().status.ok());
+    // Fixed: {1}, {2, 3}. Adaptive: {1}, {2}, {3} (the estimated gap, 1.5 s then about 1.1 s, exceeds the timeout).
+    EXPECT_EQ(metrics.wrapped_run_count.Get({}), adaptive ? 3 : 2);
+    EXPECT_EQ(metrics.processed_batch_size.Sum({}), 3.0);
+  }
+}
+
 TEST(BatcherTest, ConcatAndSliceRows) {
   Tensor a = Tensor::FromVector<int64_t>({1, 2}, Shape{1, 2});
   Tensor b = Tensor::FromVector<int64_t>({3, 4, 5, 6}, Shape{2, 2});

@@ -92,6 +92,10 @@ TEST(CliTest, StartupErrorsExitNonZero) {
   p = Spawn({"--model_base_path=/x", "--batching_parameters_file=/b"}, dir + "/b.log");
   EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(20)), 1);
   EXPECT_NE(testing::Slurp(p.log).find("--batching_parameters_file is set without --enable_batching"), std::string::npos);
+  p = Spawn({"--model_base_path=/x", "--adaptive_batch_timeout"}, dir + "/b2.log");
+  EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(20)), 1);
+  EXPECT_NE(testing::Slurp(p.log).find("--adaptive_batch_timeout is set without --enable_batching"), std::string::npos)
+      << testing::Slurp(p.log);
   p = Spawn({"--model_name=a/b", "--model_base_path=/x"}, dir + "/c.log");
   EXPECT_EQ(WaitExit(p.pid, std::chrono::seconds(20)), 1);
   EXPECT_NE(testing::Slurp(p.log).find("model name 'a/b' contains a path or URL separator"), std::string::npos);

@@ -342,6 +342,32 @@ TEST_F(E2eTest, MetricsStayValidAndSmallUnderMadeUpModelNames) {
   ExpectValidExposition(page);
 }
 
+// The replies' bytes, exactly: start line, Server, Content-Type, the handler's headers, "Connection: close" only on
+// the last reply, Content-Length. (The REST server writes the head by hand; these are the bytes Beast's serializer
+// gave for the same replies.)
+TEST_F(E2eTest, ReplyHeadsAreExact) {
+  testing::RawConnection c(server_->rest_port());
+  const std::string body = R"({"instances": [1.0]})";
+  ASSERT_TRUE(
+      c.Send(StrCat("POST /v1/models/half:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: req-1\r\n"
+                    "Content-Length: ",
+                    body.size(), "\r\n\r\n", body,
+                    "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: req-2\r\n\r\n"
+                    "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: req-3\r\n"
+                    "Connection: close\r\n\r\n")));
+  const std::string not_found =
+      "<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1><p>The requested URL was not found on "
+      "this server. The model API is under /v1/models.</p></body></html>";
+  EXPECT_EQ(c.ReadToEnd(),
+            StrCat("HTTP/1.1 200 OK\r\nServer: strata\r\nContent-Type: application/json\r\nX-Request-Id: req-1\r\n"
+                   "Content-Length: 22\r\n\r\n{\"predictions\": [2.5]}",
+                   "HTTP/1.1 200 OK\r\nServer: strata\r\nContent-Type: application/json\r\nX-Request-Id: req-2\r\n"
+                   "Content-Length: 16\r\n\r\n{\"status\": \"ok\"}",
+                   "HTTP/1.1 404 Not Found\r\nServer: strata\r\nContent-Type: text/html\r\nX-Request-Id: req-3\r\n"
+                   "Connection: close\r\nContent-Length: ",
+                   not_found.size(), "\r\n\r\n", not_found));
+}
+
 // RFC 9112: a transfer coding the server does not understand is 501 (only chunked is; identity is ignored), and
 // chunked must be the final coding (400 otherwise).
 TEST_F(E2eTest, TransferCodingsOtherThanChunkedAre501) {

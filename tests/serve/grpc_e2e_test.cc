@@ -3,6 +3,10 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#if __has_include(<absl/synchronization/mutex.h>)
+#include <absl/synchronization/mutex.h>
+#define STRATA_TEST_ABSL_MUTEX 1
+#endif
 
 #include <filesystem>
 #include <future>
@@ -210,6 +214,27 @@ TEST_F(GrpcE2eTest, UnparsableRequestIsInvalidArgument) {
   grpc::Status s = client_grpc_->prediction().Predict(&ctx, IrisRequest({0, 0, 0, 0}), &resp);
   EXPECT_TRUE(s.ok()) << s.error_message();
 }
+
+#ifdef STRATA_TEST_ABSL_MUTEX
+// The server turns off absl::Mutex lock-order checking (Debian's absl runs it on every gRPC lock; a cost per call).
+// With it on, taking two mutexes in both orders aborts the process; in a forked child here, it must exit normally.
+TEST_F(GrpcE2eTest, AbslDeadlockDetectionIsOffInTheServer) {
+  const auto both_orders = [] {
+    absl::Mutex a;
+    absl::Mutex b;
+    {
+      absl::MutexLock la(&a);
+      absl::MutexLock lb(&b);
+    }
+    {
+      absl::MutexLock lb(&b);
+      absl::MutexLock la(&a);
+    }
+    std::_Exit(0);  // no static destructors: the forked child does not own the server's threads
+  };
+  EXPECT_EXIT(both_orders(), ::testing::ExitedWithCode(0), "");
+}
+#endif
 
 // The standard health service, called with hand-encoded grpc.health.v1 messages (HealthCheckRequest{service = 1};
 // HealthCheckResponse{status = 1}, SERVING = 1): the whole server and each TF Serving service are SERVING, an

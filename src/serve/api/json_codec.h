@@ -37,6 +37,38 @@ class JsonRequest {
   std::unique_ptr<Impl> impl_;
 };
 
+// ---- the common Predict body, without a document (json_fast.cc) ----
+
+// Predict's most common body read in one pass, the numbers parsed from the text into a reused buffer, without a
+// JSON document: {"instances": V} or {"inputs": V}, optionally with "signature_name": "<printable ASCII>", where V
+// is a number (columnar form only) or non-empty rectangular nested lists of numbers, for a signature whose single
+// input is float32 or float64. Parse() is false for every other body, malformed or not; the caller then reads it
+// with JsonRequest, which accepts the other forms and words every error. Where Parse() and Inputs() accept a body,
+// the tensor is the one JsonRequest makes from it, bit for bit (tests/serve/json_test.cc and the rest_body fuzzer
+// check both readers against each other).
+class NumericPredictBody {
+ public:
+  bool Parse(std::string_view body);
+  // After a successful Parse(): the "signature_name" value ("" when absent) and whether the body was row format.
+  const std::string& signature_name() const { return signature_name_; }
+  bool row_format() const { return row_format_; }
+  // The input tensor, keyed by the alias, when `sig` has exactly one input and it is float32 or float64; false
+  // (and nothing appended) otherwise.
+  bool Inputs(const SignatureDef& sig, NamedTensors* inputs) const;
+  // Frees the buffers when a large body made them large (they are kept for reuse otherwise).
+  void Trim();
+
+ private:
+  bool ReadValue(const char*& p, const char* end, size_t level);
+  bool ReadNumber(const char*& p, const char* end);
+
+  std::string signature_name_;
+  bool row_format_ = true;
+  std::vector<int64_t> dims_;
+  int64_t leaf_level_ = -1;
+  std::vector<double> values_;
+};
+
 // ---- writers (json_writer.cc) ----
 
 // {"error": "<message>"}

@@ -76,6 +76,18 @@ Tensor SliceRows(const Tensor& t, int64_t begin, int64_t end) {
   return Tensor::Wrap(t.dtype(), s, base + begin * row_elems * DTypeSize(t.dtype()), t.buffer());
 }
 
+// ---- adaptive batch timeout ----
+
+Clock::time_point AdaptiveBatchDeadline(Clock::time_point oldest, Clock::duration timeout, Clock::duration gap) {
+  if (gap <= Clock::duration::zero()) return oldest + timeout;
+  return gap >= timeout ? oldest : oldest + (timeout - gap);
+}
+
+Clock::duration NextArrivalGapEstimate(Clock::duration estimate, Clock::duration gap) {
+  if (estimate <= Clock::duration::zero()) return gap;
+  return estimate + (gap - estimate) / 4;
+}
+
 // ---- scheduler ----
 
 BatchScheduler::BatchScheduler(const BatchingOptions& options, ServingMetrics* metrics)
@@ -213,6 +225,12 @@ void BatchScheduler::Enqueue(std::shared_ptr<Task> task) {
       lock.unlock();
       return task->done(UnavailableError("the server is shutting down"), {});
     }
+    if (options_.adaptive_batch_timeout) {
+      if (arrivals_.size() > kMaxArrivalKeys) arrivals_.clear();
+      auto [a, first] = arrivals_.try_emplace(key);
+      if (!first) a->second.gap = NextArrivalGapEstimate(a->second.gap, task->enqueued - a->second.last);
+      a->second.last = task->enqueued;
+    }
     auto& q = queues_[key];
     if (!q) q = std::make_unique<Queue>();
     std::shared_ptr<Batch> batch;
@@ -254,14 +272,19 @@ std::shared_ptr<BatchScheduler::Batch> BatchScheduler::NextBatch(std::unique_loc
       Queue& q = *it->second;
       if (q.batches.empty()) continue;
       std::shared_ptr<Batch> front = q.batches.front();
-      if (front->closed || now - front->oldest >= timeout) {
+      Clock::time_point due = front->oldest + timeout;
+      if (options_.adaptive_batch_timeout) {
+        auto a = arrivals_.find(it->first);
+        if (a != arrivals_.end()) due = AdaptiveBatchDeadline(front->oldest, timeout, a->second.gap);
+      }
+      if (front->closed || now >= due) {
         q.batches.pop_front();
         rr_cursor_ = it->first;
         queued_ -= static_cast<int64_t>(front->tasks.size());
         if (q.batches.empty()) queues_.erase(it);
         return front;
       }
-      wake = std::min(wake, front->oldest + timeout);
+      wake = std::min(wake, due);
     }
     if (wake == Clock::time_point::max())
       cv_.wait(lock);

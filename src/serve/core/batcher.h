@@ -63,10 +63,31 @@ class BatchScheduler {
   std::condition_variable cv_;
   std::map<std::string, std::unique_ptr<Queue>> queues_;
   std::string rr_cursor_;  // round robin over queues
+  // --adaptive_batch_timeout: per queue key, the last arrival and the estimated gap between arrivals. Kept while a
+  // queue is empty (queues_ drops empty queues); cleared when it holds more than kMaxArrivalKeys keys.
+  struct Arrivals {
+    std::chrono::steady_clock::time_point last;
+    std::chrono::steady_clock::duration gap{0};
+  };
+  static constexpr size_t kMaxArrivalKeys = 4096;
+  std::map<std::string, Arrivals> arrivals_;
   bool stop_ = false;
   int64_t queued_ = 0;
   std::vector<std::thread> threads_;
 };
+
+// --adaptive_batch_timeout. When an open batch (its oldest task arrived at `oldest`) runs: at oldest + timeout,
+// brought forward by `gap`, the estimated time between arrivals to its queue, since a batch that would wait less
+// than one more gap is not expected to grow. So requests that arrive more slowly than the timeout (a lone client,
+// a quiet period) run at once instead of waiting it out, while under load (gap far below the timeout) batches form
+// as before. A gap of zero or less (no estimate yet: fewer than two arrivals) leaves the plain timeout.
+std::chrono::steady_clock::time_point AdaptiveBatchDeadline(std::chrono::steady_clock::time_point oldest,
+                                                            std::chrono::steady_clock::duration timeout,
+                                                            std::chrono::steady_clock::duration gap);
+// The arrival-gap estimate after one more gap: an exponentially weighted mean (weight 1/4 for the new gap); the
+// first gap when there is no estimate yet (`estimate` zero or less).
+std::chrono::steady_clock::duration NextArrivalGapEstimate(std::chrono::steady_clock::duration estimate,
+                                                           std::chrono::steady_clock::duration gap);
 
 // Concatenates same-typed tensors along dimension 0 into a tensor of `rows` rows (rows beyond the inputs repeat the
 // first row: padding). Trailing dimensions must agree.

@@ -48,6 +48,9 @@ struct BatchingOptions {
   // TF Serving rejects requests larger than max_batch_size unless this is set; strata splits them by default.
   bool enable_large_batch_splitting = true;
   int64_t max_execution_batch_size = 0;  // 0 = max_batch_size
+  // strata extension (--adaptive_batch_timeout): an open batch runs one estimated arrival gap before its timeout
+  // (AdaptiveBatchDeadline in batcher.h), at once when requests arrive more slowly than the timeout.
+  bool adaptive_batch_timeout = false;
 };
 
 struct MonitoringOptions {
