@@ -15,12 +15,14 @@ and as .tflite (float32, and int8 calibrated on 512 training images), then:
    activations int8 per tensor, CONV_2D filters int8 per output channel (quantized_dimension 0) with zero points 0,
    FULLY_CONNECTED weights int8 symmetric, biases int32 with scale = input scale x weight scale, float32 signature;
    TF's interpreter runs it and its top-1 agrees with the float32 model's on at least 99% of the N images;
-4. bad input: --quantize int8 without --calibration, calibration data of the wrong shape and --quantize with
+4. `strata serve` serves the float32 .tflite (its reader: TFLite -> strata IR): REST predict on 16 test images
+   answers TF's interpreter's logits within 1e-5 relative;
+5. bad input: --quantize int8 without --calibration, calibration data of the wrong shape and --quantize with
    --format onnx exit 1 with a message naming the problem.
 
 Prints one line per check and "N passed, M failed"; exits 1 when a check failed.
 """
-import argparse, gzip, os, re, shutil, struct, subprocess, sys, tempfile
+import argparse, gzip, json, os, re, shutil, struct, subprocess, sys, tempfile, time, urllib.error, urllib.request
 
 import numpy as np
 
@@ -35,7 +37,7 @@ except ImportError as e:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(__file__))
-from peer_util import Tally  # noqa: E402
+from peer_util import Tally, free_port  # noqa: E402
 
 FASHION = os.environ.get('FASHION_MNIST_DIR', '/usr/share/datasets/fashion-mnist')
 
@@ -178,6 +180,41 @@ def check_int8(work, x, state):
     return problems
 
 
+def check_served(strata, work, x, state):
+    """strata serve reads the float32 .tflite back; its answers equal TF's interpreter's."""
+    base = os.path.join(work, 'served')
+    os.makedirs(os.path.join(base, '7'))
+    shutil.copy(os.path.join(work, 'models', 'cnn', '2', 'model.tflite'), os.path.join(base, '7', 'model.tflite'))
+    port = free_port()
+    log = open(os.path.join(work, 'serve.log'), 'w')
+    proc = subprocess.Popen([strata, 'serve', '--host', '127.0.0.1', '--port=0', f'--rest_api_port={port}',
+                             '--model_name=cnn', f'--model_base_path={base}'], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        body = json.dumps({'instances': x[:16].tolist()}).encode()
+        deadline, answer = time.time() + 60, None
+        while time.time() < deadline and answer is None:
+            try:
+                req = urllib.request.Request(f'http://127.0.0.1:{port}/v1/models/cnn:predict', data=body,
+                                             method='POST')
+                with urllib.request.urlopen(req, timeout=30) as r:
+                    answer = json.loads(r.read())
+            except (urllib.error.URLError, ConnectionError, OSError):
+                time.sleep(0.3)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+    if answer is None:
+        return ['no answer from strata serve: ' + open(os.path.join(work, 'serve.log')).read()[-1500:]]
+    got = np.array([p['logits'] for p in answer['predictions']], np.float32)
+    want = state['fp32']['logits'][:16]
+    err = float(np.abs(got - want).max()) / max(1.0, float(np.abs(want).max()))
+    if got.shape != want.shape or err > 1e-5:
+        return [f'served logits {got.shape} vs TF\'s {want.shape}: max error / scale {err:.2e} > 1e-5']
+    print(f'    served .tflite: logits of 16 test images within {err:.1e} of TF\'s interpreter')
+    return []
+
+
 def check_bad_input(strata, work):
     problems = []
     base = [strata, 'export', '--model_name', 'cnn_small', '--checkpoint_dir', os.path.join(work, 'ckpt'),
@@ -245,6 +282,7 @@ def main():
         tally.run('float32 .tflite in TF\'s interpreter', check_fp32, strata, work, x, state)
         if 'fp32' in state:
             tally.run('int8 .tflite: quantization spec and agreement', check_int8, work, x, state)
+            tally.run('strata serve reads the float32 .tflite', check_served, strata, work, x, state)
         tally.run('bad input', check_bad_input, strata, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
