@@ -136,13 +136,20 @@ StatusOr<Tensor> Importer::ConstantOf(int index) const {
   if (b->data() == nullptr || b->data()->size() == 0) return Tensor();
   STRATA_ASSIGN_OR_RETURN(DType dtype, TensorDType(t->type(), TensorWhat(index)));
   std::vector<int64_t> dims;
+  uint64_t elements = 1;
+  bool overflow = false;
   if (t->shape() != nullptr)
     for (int32_t d : *t->shape()) {
       if (d < 0) return InvalidArgumentError(TensorWhat(index), " is a constant with a negative dimension ", d);
       dims.push_back(d);
+      overflow |= __builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements);
     }
+  if (overflow || elements > b->data()->size())
+    return InvalidArgumentError(TensorWhat(index), " ('", t->name() ? t->name()->str() : "", "') declares shape [",
+                                StrJoin(dims, ","), "], more elements than its buffer's ", b->data()->size(),
+                                " bytes hold");
   Shape shape(dims);
-  const size_t want = static_cast<size_t>(shape.NumElements()) * DTypeSize(dtype);
+  const size_t want = static_cast<size_t>(elements) * DTypeSize(dtype);
   if (b->data()->size() != want)
     return InvalidArgumentError(TensorWhat(index), " ('", t->name() ? t->name()->str() : "", "') is ", DTypeName(dtype),
                                 shape.ToString(), " (", want, " bytes), but its buffer holds ", b->data()->size(),
