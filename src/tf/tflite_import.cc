@@ -8,6 +8,8 @@
 
 #include "core/file_util.h"
 #include "flatbuffers/flatbuffers.h"
+#include "flatbuffers/flexbuffers.h"
+#include "tensorflow/core/protobuf/meta_graph.pb.h"
 #include "tf/tflite.h"
 #include "tflite_schema_generated.h"
 
@@ -65,6 +67,10 @@ class Importer {
   StatusOr<const fb::Tensor*> GetTensor(int index, const std::string& what) const;
   StatusOr<Tensor> ConstantOf(int index) const;  // undefined Tensor when the tensor has no data
   Status ConvertOp(int op_index, const fb::Operator* op);
+  // TF Serving's older convention (the with_sigdef test model): SignatureDef protos in the "signature_defs_metadata"
+  // metadata buffer, a FlexBuffer map from signature key to serialized tensorflow.SignatureDef. Fills `alias` (tensor
+  // index -> signature alias) from serving_default (or the only signature) when there is one.
+  Status MetadataSignature(std::map<int, std::string>* alias) const;
 
   // Value names and helpers for emitting nodes.
   std::string Value(int tensor) const { return names_[tensor]; }
@@ -444,6 +450,64 @@ Status Importer::ConvertOp(int op_index, const fb::Operator* op) {
                             "SOFTMAX, MEAN, PAD and CONCATENATION");
 }
 
+Status Importer::MetadataSignature(std::map<int, std::string>* alias) const {
+  if (m_->metadata() == nullptr) return Status::OK();
+  for (const fb::Metadata* md : *m_->metadata()) {
+    if (md->name() == nullptr || md->name()->str() != "signature_defs_metadata") continue;
+    const std::string what = StrCat(where_, ": metadata 'signature_defs_metadata'");
+    if (m_->buffers() == nullptr || md->buffer() >= m_->buffers()->size())
+      return InvalidArgumentError(what, " refers to buffer ", md->buffer(), ", but the model has ",
+                                  m_->buffers() == nullptr ? 0 : m_->buffers()->size(), " buffers");
+    const auto* data = m_->buffers()->Get(md->buffer())->data();
+    if (data == nullptr || !flexbuffers::VerifyBuffer(data->data(), data->size()))
+      return InvalidArgumentError(what, " is not a valid FlexBuffer");
+    const flexbuffers::Reference root = flexbuffers::GetRoot(data->data(), data->size());
+    if (!root.IsMap()) return InvalidArgumentError(what, " is not a FlexBuffer map of signature keys");
+    const flexbuffers::Map map = root.AsMap();
+    const flexbuffers::TypedVector keys = map.Keys();
+    int pick = -1;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i].AsKey() == std::string_view("serving_default")) pick = static_cast<int>(i);
+    if (pick < 0 && keys.size() == 1) pick = 0;
+    if (pick < 0) return Status::OK();
+    const flexbuffers::Reference value = map.Values()[static_cast<size_t>(pick)];
+    // The serialized proto is stored as a FlexBuffer string (TF's writer) or blob.
+    std::string_view proto;
+    if (value.IsString()) {
+      const flexbuffers::String str = value.AsString();
+      proto = std::string_view(str.c_str(), str.size());
+    } else if (value.IsBlob()) {
+      const flexbuffers::Blob blob = value.AsBlob();
+      proto = std::string_view(reinterpret_cast<const char*>(blob.data()), blob.size());
+    } else {
+      return InvalidArgumentError(what, ": signature '", keys[pick].AsKey(), "' is neither a string nor a blob");
+    }
+    tensorflow::SignatureDef def;
+    if (!def.ParseFromArray(proto.data(), static_cast<int>(proto.size())))
+      return InvalidArgumentError(what, ": signature '", keys[pick].AsKey(), "' is not a SignatureDef proto");
+    // TensorInfo names are TF tensor names ("tflite_input:0"); the TFLite tensor carries the op name.
+    auto bind = [&](const google::protobuf::Map<std::string, tensorflow::TensorInfo>& m) -> Status {
+      for (const auto& [name, info] : m) {
+        std::string tensor = info.name();
+        if (const size_t colon = tensor.rfind(':'); colon != std::string::npos) tensor.resize(colon);
+        int found = -1;
+        for (size_t i = 0; sg_->tensors() != nullptr && i < sg_->tensors()->size(); ++i) {
+          const fb::Tensor* t = sg_->tensors()->Get(static_cast<flatbuffers::uoffset_t>(i));
+          if (t->name() != nullptr && t->name()->str() == tensor) found = static_cast<int>(i);
+        }
+        if (found < 0)
+          return InvalidArgumentError(what, ": signature alias '", name, "' names tensor '", info.name(),
+                                      "', which the subgraph does not have");
+        (*alias)[found] = name;
+      }
+      return Status::OK();
+    };
+    STRATA_RETURN_IF_ERROR(bind(def.inputs()));
+    return bind(def.outputs());
+  }
+  return Status::OK();
+}
+
 StatusOr<graph::Model> Importer::Run() {
   if (m_->subgraphs() == nullptr || m_->subgraphs()->size() == 0)
     return InvalidArgumentError(where_, ": the model has no subgraph");
@@ -478,6 +542,8 @@ StatusOr<graph::Model> Importer::Run() {
   if (sig != nullptr) {
     STRATA_RETURN_IF_ERROR(read_map(sig->inputs()));
     STRATA_RETURN_IF_ERROR(read_map(sig->outputs()));
+  } else {
+    STRATA_RETURN_IF_ERROR(MetadataSignature(&alias));
   }
   for (const auto& [i, n] : alias) {
     if (used_.count(n) != 0) return InvalidArgumentError(where_, ": the signature names two tensors '", n, "'");

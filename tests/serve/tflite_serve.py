@@ -2,7 +2,8 @@
 """strata serve on .tflite version directories (issue 13): TF Serving's own saved_model_half_plus_two_tflite and
 ..._tflite_with_sigdef (../shared/testdata/tf-serving) answer TF Serving's documented REST call as its SavedModel
 (saved_model_half_plus_two_cpu, served beside them) does: {"instances": [1.0, 2.0, 5.0]} -> {"predictions": [2.5,
-3.0, 4.5]}, also through the row ("instances") and column ("inputs") formats with more values; damaged .tflite
+3.0, 4.5]}, also through the row ("instances") and column ("inputs": {"x": ...}; the with_sigdef file's input tensor
+is "tflite_input", aliased "x" by the SignatureDef in its signature_defs_metadata) formats; damaged .tflite
 versions (truncated, wrong file identifier) fail to load with the reason in the model's status.
 
 Usage: tflite_serve.py STRATA_BINARY SOURCE_DIR (exits 77 when ../shared/testdata/tf-serving is absent)."""
@@ -75,10 +76,7 @@ def main():
             for req in requests:
                 answers = {}
                 for n in ('savedmodel', 'tflite', 'tflite_sigdef'):
-                    body = req
-                    if n == 'tflite_sigdef' and 'inputs' in req:  # its input tensor is named tflite_input
-                        body = {'inputs': {'tflite_input': req['inputs']['x']}}
-                    answers[n] = http('POST', f'{base}/{n}:predict', body)
+                    answers[n] = http('POST', f'{base}/{n}:predict', req)
                 if req == requests[0] and answers['tflite'] != (200, {'predictions': [2.5, 3.0, 4.5]}):
                     failures.append(f'tflite: {answers["tflite"]}, TF Serving documents {{"predictions": [2.5, 3.0, '
                                     '4.5]}')
@@ -86,10 +84,12 @@ def main():
                     if answers[n] != answers['savedmodel']:
                         failures.append(f'{req}: {n} answered {answers[n]}, the SavedModel {answers["savedmodel"]}')
                 print(f'    {json.dumps(req)} -> {json.dumps(answers["tflite"][1])}')
-            code, meta = http('GET', f'{base}/tflite/metadata')
-            sig = meta.get('metadata', {}).get('signature_def', {}).get('signature_def', {}).get('serving_default', {})
-            if code != 200 or list(sig.get('inputs', {})) != ['x'] or list(sig.get('outputs', {})) != ['y']:
-                failures.append(f'tflite metadata: HTTP {code} {meta}')
+            for n in ('tflite', 'tflite_sigdef'):  # the latter's input tensor is tflite_input, its signature alias x
+                code, meta = http('GET', f'{base}/{n}/metadata')
+                sig = meta.get('metadata', {}).get('signature_def', {}).get('signature_def', {}).get('serving_default',
+                                                                                                     {})
+                if code != 200 or list(sig.get('inputs', {})) != ['x'] or list(sig.get('outputs', {})) != ['y']:
+                    failures.append(f'{n} metadata: HTTP {code} {meta}')
             for n, want in (('truncated', 'corrupt or truncated'), ('wrong_identifier', 'found "TFL2"')):
                 st = statuses.get(n, {}).get('model_version_status', [{}])[0]
                 msg = st.get('status', {}).get('error_message', '')

@@ -238,6 +238,9 @@ TEST(TfliteTest, TfServingsHalfPlusTwoAnswersLikeItsSavedModel) {
     ASSERT_EQ(y.size(), 1u);
     EXPECT_EQ(y[0].ToVector<float>(), (std::vector<float>{2.5f, 3.0f, 4.5f}));
     EXPECT_EQ(m->graph.outputs[0].name, "y");
+    // The with_sigdef file names its input tensor "tflite_input"; its SignatureDef (TF Serving's
+    // signature_defs_metadata) aliases it "x", as the SavedModel's signature does.
+    EXPECT_EQ(m->graph.inputs[0].name, "x");
   }
 }
 
