@@ -84,6 +84,10 @@ Status RunExport(CLI::App* cmd, ExportArgs a) {
     return InvalidArgumentError("--calibration is only used with --quantize int8");
   std::string path;
   if (a.format == "tflite") {
+    if (!a.labels.empty())
+      std::fprintf(stderr,
+                   "strata export: note: --labels are not written with --format tflite (the .tflite file "
+                   "carries no assets)\n");
     STRATA_ASSIGN_OR_RETURN(path, ExportTfliteFile(*model, a, o));
   } else {
     STRATA_ASSIGN_OR_RETURN(
