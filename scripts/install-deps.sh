@@ -23,6 +23,7 @@ BUILD_PKGS=(
   libopenmpi-dev openmpi-bin
   libhdf5-dev
   libsnappy-dev
+  flatbuffers-compiler libflatbuffers-dev
   dataset-fashion-mnist
   python3 python3-numpy python3-protobuf python3-onnx python3-pil python3-grpcio
   python3-torch python3-torchvision libopenblas0-pthread

@@ -9,6 +9,7 @@
 #include "serve/core/storage.h"
 #include "strata/onnx.h"
 #include "tf/saved_model.h"
+#include "tf/tflite.h"
 
 namespace strata::serve {
 
@@ -34,9 +35,10 @@ Status ExplainMissingModel(const std::string& dir) {
       return InvalidArgumentError("version directory ", dir, " has ", c, " but the model file must be named ",
                                   kModelFileName, ": expected ", want);
   }
-  return NotFoundError("no model file ", want, children.empty() ? " (the directory is empty)"
-                                                                : StrCat(" (found ", StrJoin(children, ", "), ")"),
-                       "; expected <base_path>/<version>/", kModelFileName);
+  return NotFoundError(
+      "no model file ", want, " (or ", kTfliteModelFileName, ", or a SavedModel)",
+      children.empty() ? " (the directory is empty)" : StrCat(" (found ", StrJoin(children, ", "), ")"),
+      "; expected <base_path>/<version>/", kModelFileName);
 }
 
 int64_t WeightBytes(const graph::Model& m) {
@@ -61,14 +63,19 @@ StatusOr<std::shared_ptr<Servable>> Servable::Load(const std::string& name, int6
   so.input_signature = options.input_signature;
   so.profiler = options.profiler;
   if (!FileExists(path) && tf::IsSavedModelDir(dir)) return LoadSavedModel(name, version, dir, so);
-  if (!FileExists(path)) return ExplainMissingModel(dir);
-  auto model = onnx::LoadModel(path);
+  const std::string tflite_path = JoinPath(dir, kTfliteModelFileName);
+  const bool tflite = !FileExists(path) && FileExists(tflite_path);
+  if (!FileExists(path) && !tflite) return ExplainMissingModel(dir);
+  // A TensorFlow Lite flatbuffer (float32; src/tf/tflite_import.cc) runs as the strata IR it converts to.
+  auto model = tflite ? tf::LoadTflite(tflite_path) : onnx::LoadModel(path);
+  if (!model.ok() && tflite) return model.status();  // the TFLite reader's errors name the file
   if (!model.ok()) return Status(model.status().code(), StrCat("loading ", path, ": ", model.status().message()));
   auto shared = std::make_shared<graph::Model>(std::move(model).value());
   const int64_t weights = WeightBytes(*shared);
   auto session = graph::Session::Create(shared, so);
   if (!session.ok())
-    return Status(session.status().code(), StrCat("compiling ", path, ": ", session.status().message()));
+    return Status(session.status().code(),
+                  StrCat("compiling ", tflite ? tflite_path : path, ": ", session.status().message()));
   auto s = FromSession(name, version, dir, std::move(session).value());
   std::const_pointer_cast<Servable>(s)->weight_bytes_ = weights;
   return s;

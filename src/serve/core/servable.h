@@ -28,7 +28,8 @@ struct LoadOptions {
 class Servable {
  public:
   // Loads <dir>/model.onnx, or a TensorFlow SavedModel (<dir>/saved_model.pb + variables/) when the directory holds
-  // one and no model.onnx: each of its SignatureDefs is imported (src/tf) and compiled into its own session. Errors
+  // one and no model.onnx: each of its SignatureDefs is imported (src/tf) and compiled into its own session; or
+  // <dir>/model.tflite (a float32 TensorFlow Lite model, src/tf/tflite_import.cc) when there is neither. Errors
   // explain a wrong layout: a differently named .onnx file, an empty directory.
   static StatusOr<std::shared_ptr<Servable>> Load(const std::string& name, int64_t version, const std::string& dir,
                                                   const LoadOptions& options);

@@ -39,12 +39,15 @@ std::string StripFileScheme(const std::string& p) { return p.rfind("file://", 0)
 Status ExplainLayout(const std::string& base, const std::string& model_name, const std::vector<std::string>& children) {
   const std::string expected = StrCat("expected ", base, "/<version>/", kModelFileName, " with <version> a number");
   auto has = [&](const std::string& n) { return std::find(children.begin(), children.end(), n) != children.end(); };
-  bool has_onnx = false;
-  for (const auto& c : children)
+  bool has_onnx = false, has_tflite = false;
+  for (const auto& c : children) {
     if (c.size() > 5 && c.compare(c.size() - 5, 5, ".onnx") == 0) has_onnx = true;
-  if (has_onnx)
+    if (c.size() > 7 && c.compare(c.size() - 7, 7, ".tflite") == 0) has_tflite = true;
+  }
+  if (has_onnx || has_tflite)
     return NotFoundError("No versions of servable ", model_name, " found under base path ", base,
-                         ": base_path looks like a model version directory (it holds a .onnx file); ", expected,
+                         ": base_path looks like a model version directory (it holds a ",
+                         has_onnx ? ".onnx" : ".tflite", " file); ", expected,
                          ", so point base_path at the directory above it and put the model in a numbered directory");
   if (has("saved_model.pb"))
     return NotFoundError("No versions of servable ", model_name, " found under base path ", base,

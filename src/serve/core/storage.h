@@ -14,6 +14,8 @@
 namespace strata::serve {
 
 inline constexpr char kModelFileName[] = "model.onnx";
+// A version directory without model.onnx may hold a TensorFlow Lite flatbuffer instead (or a SavedModel).
+inline constexpr char kTfliteModelFileName[] = "model.tflite";
 
 struct BasePathScan {
   std::map<int64_t, std::string> versions;  // version number → directory
