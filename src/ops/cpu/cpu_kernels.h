@@ -41,7 +41,13 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelIn
 // vectorised, bit-exact with the reference.
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 
-// Run-time choice of the variant (isa.h). The six factories above that have vector code (all but
+// batch_norm_train.cc: BatchNormalization in training mode (batch statistics, opset >= 9) and
+// strata.BatchNormalizationGrad with training_mode=1, channels-first float32 of shapes known at plan time, vectorised,
+// channels split across threads.
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& init);
+
+// Run-time choice of the variant (isa.h). The eight factories above that have vector code (all but
 // CreateChannelsLastMaxPoolGrad and CreateChannelsLast) exist twice, in namespaces generic and avx512; the ones above
 // call the variant that CpuIsaForPlans() names when a plan is made (dispatch.cc).
 enum class CpuIsa { kGeneric, kAvx512 };
@@ -58,6 +64,8 @@ StatusOr<CpuIsa> CpuIsaForPlans();
 void SetCpuIsaOverrideForTesting(std::optional<CpuIsa> isa);
 
 namespace generic {
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
@@ -67,6 +75,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 }  // namespace generic
 
 namespace avx512 {
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
