@@ -373,6 +373,39 @@ TEST(CpuBatchNormTest, GradientMatchesTheReference) {
   RunOpCase(inference);
 }
 
+// The channels-last kernels (strata.ChannelsLast with X, dY, dX [N, H, W, C]) against the reference, which transposes
+// around the wrapped op's reference kernel: rows of 20 channels (a 16-lane block and a tail), 3 channels, 64.
+TEST(CpuBatchNormTest, ChannelsLastMatchesTheReference) {
+  for (const std::vector<int64_t>& x : {std::vector<int64_t>{4, 6, 5, 20}, {2, 3, 3, 3}, {8, 7, 7, 64}}) {
+    const int64_t c = x[3];
+    const std::string dims = Shape(x).ToString();
+    OpCase f = ChannelsLastCase("forward " + dims, "BatchNormalization", "",
+                                {RandomF(x, 1), RandomF({c}, 2, 0.5f, 1.5f), RandomF({c}, 3), RandomF({c}, 4),
+                                 RandomF({c}, 5, 0.5f, 1.5f)},
+                                {{"epsilon", AFloat(1e-3f)}, {"momentum", AFloat(0.9f)}, {"training_mode", AInt(1)}},
+                                "cpu");
+    f.num_outputs = 3;
+    f.rtol = 1e-4;
+    f.atol = 1e-5;
+    RunOpCase(f);
+    OpCase g = ChannelsLastCase("gradient " + dims, "BatchNormalizationGrad", "strata",
+                                {RandomF(x, 6), RandomF(x, 7), RandomF({c}, 8, 0.5f, 1.5f), RandomF({c}, 9),
+                                 RandomF({c}, 10, 0.5f, 1.5f)},
+                                {{"epsilon", AFloat(1e-3f)}, {"training_mode", AInt(1)}, {"nhwc_inputs", AInts({0, 1})}},
+                                "cpu");
+    g.num_outputs = 3;
+    g.rtol = 1e-4;
+    g.atol = 1e-4;
+    RunOpCase(g);
+  }
+  OpCase only_x = ChannelsLastCase("gradient with dY alone channels-last declines", "BatchNormalizationGrad", "strata",
+                                   {RandomF({2, 3, 3, 4}, 11), RandomF({2, 4, 3, 3}, 12), RandomF({4}, 13)},
+                                   {{"training_mode", AInt(1)}, {"nhwc_inputs", AInts({0})}}, "cpu");
+  only_x.num_outputs = 3;
+  only_x.expect_decline = true;
+  RunOpCase(only_x);
+}
+
 // A mean far from zero against a small spread (x in [1000, 1001)): the shifted sums must not cancel. The float32
 // reference kernel accumulates plain sums in float and is itself off by about 1e-3 here, so the oracle is the
 // textbook formulas in double, computed here.

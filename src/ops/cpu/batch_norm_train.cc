@@ -235,6 +235,170 @@ class BatchNormTrainingGrad final : public Kernel {
   float eps_;
 };
 
+
+// Channels-last (strata.ChannelsLast wrapping the ops above; X, dY and dX [N, H, W, C]): rows of C values. The sums
+// run over blocks of rows in parallel, per channel in float lanes along C within a block and in double across blocks;
+// the elementwise passes split the rows across threads.
+struct RowBlocks {
+  int64_t rows = 0, blocks = 0, per_block = 0;
+  explicit RowBlocks(int64_t r) : rows(r) {
+    blocks = std::min<int64_t>(64, std::max<int64_t>(1, r / 16));
+    per_block = (r + blocks - 1) / blocks;
+    blocks = (r + per_block - 1) / per_block;
+  }
+};
+
+// Per channel, over every row: S1, S2 (and with dy: Sd, Sdx), shifted by the first row's values.
+void ChannelSumsNhwc(const float* x, const float* dy, int64_t rows, int64_t c, std::vector<double>* out) {
+  const RowBlocks rb(rows);
+  const int k = dy == nullptr ? 2 : 4;
+  std::vector<double> partial(static_cast<size_t>(rb.blocks * k * c));
+  ParallelFor(rb.blocks, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> acc(static_cast<size_t>(k * c));
+    for (int64_t blk = begin; blk < end; ++blk) {
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      float* a1 = acc.data();
+      float* a2 = a1 + c;
+      float* ad = a2 + c;
+      float* adx = dy == nullptr ? nullptr : ad + c;
+      const int64_t r0 = blk * rb.per_block, r1 = std::min(rows, r0 + rb.per_block);
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* xr = x + r * c;
+        if (dy == nullptr) {
+          for (int64_t j = 0; j < c; ++j) {
+            const float d = xr[j] - x[j];
+            a1[j] += d;
+            a2[j] += d * d;
+          }
+        } else {
+          const float* gr = dy + r * c;
+          for (int64_t j = 0; j < c; ++j) {
+            const float d = xr[j] - x[j], g = gr[j];
+            a1[j] += d;
+            a2[j] += d * d;
+            ad[j] += g;
+            adx[j] += g * d;
+          }
+        }
+      }
+      std::copy(acc.begin(), acc.end(), partial.begin() + blk * k * c);
+    }
+  });
+  out->assign(static_cast<size_t>(k * c), 0.0);
+  for (int64_t blk = 0; blk < rb.blocks; ++blk)
+    for (int64_t j = 0; j < k * c; ++j) (*out)[j] += partial[blk * k * c + j];
+}
+
+// y[r, j] = x[r, j] * a[j] + b[j] (and + k2[j] * x2[r, j] when x2 is given), rows split across threads.
+void AffineRowsNhwc(const float* x, const float* x2, const float* a, const float* b, const float* k2, float* y,
+                    int64_t rows, int64_t c) {
+  ParallelFor(rows, std::max<int64_t>(1, 16384 / c), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* xr = x + r * c;
+      float* yr = y + r * c;
+      if (x2 == nullptr) {
+        for (int64_t j = 0; j < c; ++j) yr[j] = xr[j] * a[j] + b[j];
+      } else {
+        const float* zr = x2 + r * c;
+        for (int64_t j = 0; j < c; ++j) yr[j] = xr[j] * a[j] + zr[j] * k2[j] + b[j];
+      }
+    }
+  });
+}
+
+class BatchNormTrainingNhwc final : public Kernel {
+ public:
+  BatchNormTrainingNhwc(Shape x, float eps, float momentum) : x_(std::move(x)), eps_(eps), momentum_(momentum) {}
+  std::string_view name() const override { return "cpu"; }
+
+  Status Run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const int64_t c = x_[3], rows = x_[0] * x_[1] * x_[2];
+    if (x.shape() != x_ || x.dtype() != DType::kFloat32)
+      return ctx.Error("X is ", x.TypeString(), ", the plan was made for float32", x_.ToString());
+    for (int i = 1; i < 5; ++i)
+      if (ctx.input(i).dtype() != DType::kFloat32 || ctx.input(i).num_elements() != c)
+        return ctx.Error("input ", i, " is ", ctx.input(i).TypeString(), ", the plan was made for float32[", c, "]");
+    const float* px = x.data<float>();
+    const float* scale = ctx.input(1).data<float>();
+    const float* bias = ctx.input(2).data<float>();
+    std::vector<double> sums;
+    ChannelSumsNhwc(px, nullptr, rows, c, &sums);
+    std::vector<float> mean(c), var(c), a(c), b(c);
+    const double m = static_cast<double>(rows);
+    for (int64_t j = 0; j < c; ++j) {
+      const double d = sums[j] / m;
+      mean[j] = static_cast<float>(px[j] + d);
+      var[j] = static_cast<float>(std::max(0.0, sums[c + j] / m - d * d));
+      a[j] = scale[j] / std::sqrt(var[j] + eps_);
+      b[j] = bias[j] - mean[j] * a[j];
+    }
+    STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, DType::kFloat32, x_));
+    AffineRowsNhwc(px, nullptr, a.data(), b.data(), nullptr, y->data<float>(), rows, c);
+    for (int out = 1; out <= 2; ++out) {
+      if (!ctx.output_wanted(out)) continue;
+      const Tensor& prev = ctx.input(out + 2);
+      STRATA_ASSIGN_OR_RETURN(Tensor * r, ctx.Output(out, DType::kFloat32, prev.shape()));
+      const float* pp = prev.data<float>();
+      const std::vector<float>& batch = out == 1 ? mean : var;
+      for (int64_t j = 0; j < c; ++j) r->data<float>()[j] = pp[j] * momentum_ + batch[j] * (1.0f - momentum_);
+    }
+    return Status::OK();
+  }
+
+ private:
+  Shape x_;
+  float eps_, momentum_;
+};
+
+class BatchNormTrainingGradNhwc final : public Kernel {
+ public:
+  BatchNormTrainingGradNhwc(Shape x, float eps) : x_(std::move(x)), eps_(eps) {}
+  std::string_view name() const override { return "cpu"; }
+
+  Status Run(KernelContext& ctx) const override {
+    const Tensor& dy = ctx.input(0);
+    const Tensor& x = ctx.input(1);
+    const Tensor& sc = ctx.input(2);
+    const int64_t c = x_[3], rows = x_[0] * x_[1] * x_[2];
+    if (x.shape() != x_ || x.dtype() != DType::kFloat32 || dy.shape() != x_ || dy.dtype() != DType::kFloat32 ||
+        sc.dtype() != DType::kFloat32 || sc.num_elements() != c)
+      return ctx.Error("dY ", dy.TypeString(), ", X ", x.TypeString(), ", scale ", sc.TypeString(),
+                       "; the plan was made for float32", x_.ToString(), " and float32[", c, "]");
+    const float* px = x.data<float>();
+    const float* pdy = dy.data<float>();
+    const float* scale = sc.data<float>();
+    std::vector<double> sums;
+    ChannelSumsNhwc(px, pdy, rows, c, &sums);
+    std::vector<float> dscale(c), dbias(c), k1(c), k2(c), k3(c);
+    const double m = static_cast<double>(rows);
+    for (int64_t j = 0; j < c; ++j) {
+      const double d = sums[j] / m, mean = px[j] + d;
+      const float var = static_cast<float>(std::max(0.0, sums[c + j] / m - d * d));
+      const double istd = 1.0 / std::sqrt(static_cast<double>(var + eps_));
+      const double db = sums[2 * c + j], dsc = (sums[3 * c + j] - d * db) * istd;
+      dbias[j] = static_cast<float>(db);
+      dscale[j] = static_cast<float>(dsc);
+      const double a = scale[j] * istd;
+      k1[j] = static_cast<float>(a);
+      k2[j] = static_cast<float>(-a * istd * dsc / m);
+      k3[j] = static_cast<float>(-a * db / m + a * istd * dsc * mean / m);
+    }
+    STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, DType::kFloat32, x_));
+    AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), dx->data<float>(), rows, c);
+    for (int j = 1; j <= 2; ++j) {
+      if (!ctx.output_wanted(j)) continue;
+      STRATA_ASSIGN_OR_RETURN(Tensor * t, ctx.Output(j, DType::kFloat32, sc.shape()));
+      std::copy_n((j == 1 ? dscale : dbias).data(), c, t->data<float>());
+    }
+    return Status::OK();
+  }
+
+ private:
+  Shape x_;
+  float eps_;
+};
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init) {
@@ -269,6 +433,47 @@ StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& 
     return Decline(op, "dY is not float32 of X's shape");
   STRATA_RETURN_IF_ERROR(RequireChannelVector(op, init.inputs[2], g.c, "scale"));
   return std::unique_ptr<Kernel>(std::make_unique<BatchNormTrainingGrad>(std::move(g), node.GetFloat("epsilon", 1e-5f)));
+}
+
+
+// The wrapped node of a strata.ChannelsLast with X (and dY) [N, H, W, C]: the NCHW geometry the factories above
+// check, then the channels-last kernel.
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init) {
+  constexpr std::string_view op = "ChannelsLast BatchNormalization";
+  const Node& node = init.node;
+  if (node.GetInts("nhwc_inputs", {0}) != std::vector<int64_t>{0} || node.GetInt("nhwc_output", 1) != 1)
+    return Decline(op, "needs X and Y channels-last, nothing else");
+  if (init.inputs.empty() || !init.inputs[0].shape.rank_known || init.inputs[0].shape.rank() != 4)
+    return Decline(op, "X is not 4-D");
+  Node wrapped = node;
+  wrapped.op_type = "BatchNormalization";
+  wrapped.domain.clear();
+  std::vector<ValueType> ins(init.inputs.begin(), init.inputs.end());
+  const PartialShape& t = ins[0].shape;
+  ins[0].shape = PartialShape::Of({t.dims[0], t.dims[3], t.dims[1], t.dims[2]});
+  STRATA_RETURN_IF_ERROR(CreateBatchNormTraining(KernelInit{wrapped, ins, init.outputs}).status());
+  return std::unique_ptr<Kernel>(std::make_unique<BatchNormTrainingNhwc>(
+      init.inputs[0].shape.ToShape(), node.GetFloat("epsilon", 1e-5f), node.GetFloat("momentum", 0.9f)));
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init) {
+  constexpr std::string_view op = "ChannelsLast BatchNormalizationGrad";
+  const Node& node = init.node;
+  if (node.GetInts("nhwc_inputs", {0}) != std::vector<int64_t>{0, 1} || node.GetInt("nhwc_output", 1) != 1)
+    return Decline(op, "needs dY, X and dX channels-last, nothing else");
+  if (init.inputs.size() < 3 || !init.inputs[1].shape.rank_known || init.inputs[1].shape.rank() != 4)
+    return Decline(op, "X is not 4-D");
+  Node wrapped = node;
+  wrapped.op_type = "BatchNormalizationGrad";
+  wrapped.domain = "strata";
+  std::vector<ValueType> ins(init.inputs.begin(), init.inputs.end());
+  for (int i : {0, 1}) {
+    const PartialShape t = ins[i].shape;
+    if (t.rank_known && t.rank() == 4) ins[i].shape = PartialShape::Of({t.dims[0], t.dims[3], t.dims[1], t.dims[2]});
+  }
+  STRATA_RETURN_IF_ERROR(CreateBatchNormTrainingGrad(KernelInit{wrapped, ins, init.outputs}).status());
+  return std::unique_ptr<Kernel>(
+      std::make_unique<BatchNormTrainingGradNhwc>(init.inputs[1].shape.ToShape(), node.GetFloat("epsilon", 1e-5f)));
 }
 
 }  // namespace strata::ops::cpu::STRATA_CPU_NS

@@ -46,8 +46,11 @@ StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 // channels split across threads.
 StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& init);
+// The same two wrapped in strata.ChannelsLast: X (and dY, dX) [N, H, W, C].
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init);
 
-// Run-time choice of the variant (isa.h). The eight factories above that have vector code (all but
+// Run-time choice of the variant (isa.h). The ten factories above that have vector code (all but
 // CreateChannelsLastMaxPoolGrad and CreateChannelsLast) exist twice, in namespaces generic and avx512; the ones above
 // call the variant that CpuIsaForPlans() names when a plan is made (dispatch.cc).
 enum class CpuIsa { kGeneric, kAvx512 };
@@ -66,6 +69,8 @@ void SetCpuIsaOverrideForTesting(std::optional<CpuIsa> isa);
 namespace generic {
 StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
@@ -77,6 +82,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 namespace avx512 {
 StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);

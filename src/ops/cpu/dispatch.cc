@@ -65,6 +65,18 @@ StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& 
                                 : generic::CreateBatchNormTrainingGrad(init);
 }
 
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init) {
+  STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
+  return isa == CpuIsa::kAvx512 ? avx512::CreateChannelsLastBatchNormTraining(init)
+                                : generic::CreateChannelsLastBatchNormTraining(init);
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init) {
+  STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
+  return isa == CpuIsa::kAvx512 ? avx512::CreateChannelsLastBatchNormTrainingGrad(init)
+                                : generic::CreateChannelsLastBatchNormTrainingGrad(init);
+}
+
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init) {
   STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
   return isa == CpuIsa::kAvx512 ? avx512::CreateConcat(init) : generic::CreateConcat(init);
