@@ -303,7 +303,6 @@ TEST(CpuConcatTest, Axes) {
   RunOpCase(strings);
 }
 
-
 // BatchNormalization in training mode: Y and the running statistics.
 OpCase BnTrainRow(std::string label, Tensor x, uint64_t seed, int opset = 15) {
   const int64_t c = x.dim(1);
@@ -379,20 +378,18 @@ TEST(CpuBatchNormTest, ChannelsLastMatchesTheReference) {
   for (const std::vector<int64_t>& x : {std::vector<int64_t>{4, 6, 5, 20}, {2, 3, 3, 3}, {8, 7, 7, 64}}) {
     const int64_t c = x[3];
     const std::string dims = Shape(x).ToString();
-    OpCase f = ChannelsLastCase("forward " + dims, "BatchNormalization", "",
-                                {RandomF(x, 1), RandomF({c}, 2, 0.5f, 1.5f), RandomF({c}, 3), RandomF({c}, 4),
-                                 RandomF({c}, 5, 0.5f, 1.5f)},
-                                {{"epsilon", AFloat(1e-3f)}, {"momentum", AFloat(0.9f)}, {"training_mode", AInt(1)}},
-                                "cpu");
+    OpCase f = ChannelsLastCase(
+        "forward " + dims, "BatchNormalization", "",
+        {RandomF(x, 1), RandomF({c}, 2, 0.5f, 1.5f), RandomF({c}, 3), RandomF({c}, 4), RandomF({c}, 5, 0.5f, 1.5f)},
+        {{"epsilon", AFloat(1e-3f)}, {"momentum", AFloat(0.9f)}, {"training_mode", AInt(1)}}, "cpu");
     f.num_outputs = 3;
     f.rtol = 1e-4;
     f.atol = 1e-5;
     RunOpCase(f);
-    OpCase g = ChannelsLastCase("gradient " + dims, "BatchNormalizationGrad", "strata",
-                                {RandomF(x, 6), RandomF(x, 7), RandomF({c}, 8, 0.5f, 1.5f), RandomF({c}, 9),
-                                 RandomF({c}, 10, 0.5f, 1.5f)},
-                                {{"epsilon", AFloat(1e-3f)}, {"training_mode", AInt(1)}, {"nhwc_inputs", AInts({0, 1})}},
-                                "cpu");
+    OpCase g = ChannelsLastCase(
+        "gradient " + dims, "BatchNormalizationGrad", "strata",
+        {RandomF(x, 6), RandomF(x, 7), RandomF({c}, 8, 0.5f, 1.5f), RandomF({c}, 9), RandomF({c}, 10, 0.5f, 1.5f)},
+        {{"epsilon", AFloat(1e-3f)}, {"training_mode", AInt(1)}, {"nhwc_inputs", AInts({0, 1})}}, "cpu");
     g.num_outputs = 3;
     g.rtol = 1e-4;
     g.atol = 1e-4;

@@ -30,7 +30,7 @@ enum class Role { kNone, kAnchor, kElementwise, kConcat };
 
 constexpr std::string_view kElementwiseOps[] = {
     "Relu", "LeakyRelu", "Elu", "Selu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Softplus", "Clip", "Abs",
-    "Neg",  "Sqrt",      "Exp", "Log",  "Add",     "Sub",  "Mul",         "Div",       "Max",      "Min", "Sum"};
+    "Neg",  "Sqrt",      "Exp", "Log",  "Add",     "Sub",  "Mul",         "Div",       "Max",      "Min",  "Sum"};
 
 // strata-domain activation gradients (dY, Y -> dX), elementwise like the ops above.
 bool IsElementwiseGrad(const Node& n) {

@@ -19,16 +19,13 @@
 
 #include "core/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
-
 #include "ops/cpu/isa_begin.h"
 namespace strata::ops::cpu::STRATA_CPU_NS {
 namespace {
 
 constexpr int kLanes = 16;
 
-Status Decline(std::string_view op, std::string_view why) {
-  return UnimplementedError("cpu ", op, ": ", why);
-}
+Status Decline(std::string_view op, std::string_view why) { return UnimplementedError("cpu ", op, ": ", why); }
 
 // Sums over the channel: S1 = sum(x - s), S2 = sum((x - s)^2), and with dy, Sd = sum(dy), Sdx = sum(dy (x - s)).
 struct Sums {
@@ -129,8 +126,7 @@ class BatchNormTraining final : public Kernel {
       return ctx.Error("X is ", x.TypeString(), ", the plan was made for float32", g_.x.ToString());
     for (int i = 1; i < 5; ++i)
       if (ctx.input(i).dtype() != DType::kFloat32 || ctx.input(i).num_elements() != g_.c)
-        return ctx.Error("input ", i, " is ", ctx.input(i).TypeString(), ", the plan was made for float32[", g_.c,
-                         "]");
+        return ctx.Error("input ", i, " is ", ctx.input(i).TypeString(), ", the plan was made for float32[", g_.c, "]");
     const float* px = x.data<float>();
     const float* scale = ctx.input(1).data<float>();
     const float* bias = ctx.input(2).data<float>();
@@ -205,7 +201,7 @@ class BatchNormTrainingGrad final : public Kernel {
         // Variance as the forward computed it (rounded to float), so that istd matches the forward's.
         const float var = static_cast<float>(std::max(0.0, sums.s2 / m - d * d));
         const double istd = 1.0 / std::sqrt(static_cast<double>(var + eps_));
-        const double db = sums.sd;                         // sum(dY)
+        const double db = sums.sd;                           // sum(dY)
         const double dsc = (sums.sdx - d * sums.sd) * istd;  // sum(dY (x - mean)) * istd
         dbias[ch] = static_cast<float>(db);
         dscale[ch] = static_cast<float>(dsc);
@@ -234,7 +230,6 @@ class BatchNormTrainingGrad final : public Kernel {
   Geometry g_;
   float eps_;
 };
-
 
 // Channels-last (strata.ChannelsLast wrapping the ops above; X, dY and dX [N, H, W, C]): rows of C values. The sums
 // run over blocks of rows in parallel, per channel in float lanes along C within a block and in double across blocks;
@@ -406,8 +401,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init
   const Node& node = init.node;
   if (!node.domain.empty() || node.op_type != op) return Decline(op, "not BatchNormalization");
   if (node.opset < 9) return Decline(op, "opset below 9 (spatial, is_test)");
-  const bool training = node.opset >= 14 ? node.GetInt("training_mode", 0) == 1
-                                         : node.has_output(1) || node.has_output(2);
+  const bool training =
+      node.opset >= 14 ? node.GetInt("training_mode", 0) == 1 : node.has_output(1) || node.has_output(2);
   if (!training) return Decline(op, "inference mode (the oneDNN kernel's)");
   if (node.has_output(3) || node.has_output(4)) return Decline(op, "saved mean/var outputs");
   if (init.inputs.size() != 5) return Decline(op, "needs X, scale, B, mean, var");
@@ -432,9 +427,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& 
   if (dy.dtype != DType::kFloat32 || !dy.shape.IsFullyKnown() || dy.shape.ToShape() != g.x)
     return Decline(op, "dY is not float32 of X's shape");
   STRATA_RETURN_IF_ERROR(RequireChannelVector(op, init.inputs[2], g.c, "scale"));
-  return std::unique_ptr<Kernel>(std::make_unique<BatchNormTrainingGrad>(std::move(g), node.GetFloat("epsilon", 1e-5f)));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<BatchNormTrainingGrad>(std::move(g), node.GetFloat("epsilon", 1e-5f)));
 }
-
 
 // The wrapped node of a strata.ChannelsLast with X (and dY) [N, H, W, C]: the NCHW geometry the factories above
 // check, then the channels-last kernel.
