@@ -4,7 +4,8 @@
 // peer's bench_train.py (../shared/peers/torch): SGD(lr 0.01, momentum 0.9) + cross-entropy on one fixed random
 // batch (uniform [0,1) inputs, random labels), 3 warm-up steps, then >= 10 timed steps (about 5 s); images/s =
 // batch / median step time. `foreign` is the CPU share of the machine other processes used meanwhile (/proc/stat),
-// as the peer reports it. Prints one JSON line.
+// as the peer reports it; `cpu_ms_per_step` is this process's own CPU time (user + system, /proc/self/stat) per timed
+// step, a measure of the work that a loaded machine disturbs less than the wall time. Prints one JSON line.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -110,9 +111,10 @@ Status RunBench(const BenchArgs& a) {
   std::printf(
       "{\"model\": \"%s\", \"mixed_precision\": \"%s\", \"batch\": %lld, \"threads\": %d, \"steps\": %d, \"first_step_s\": %.3f, "
       "\"median_step_ms\": %.3f, \"min_step_ms\": %.3f, \"images_per_s\": %.1f, \"images_per_s_best\": %.1f, "
-      "\"foreign_pct\": %.0f, \"plan_compilations\": %lld, \"params\": %lld}\n",
+      "\"foreign_pct\": %.0f, \"cpu_ms_per_step\": %.0f, \"plan_compilations\": %lld, \"params\": %lld}\n",
       a.model_name.c_str(), std::string(nn::DTypePolicyName(to.mixed_precision)).c_str(), (long long)a.batch_size, a.threads, steps, first, med * 1e3, times[0] * 1e3,
-      double(a.batch_size) / med, double(a.batch_size) / times[0], 100 * foreign, (long long)rs.plan_cache_misses,
+      double(a.batch_size) / med, double(a.batch_size) / times[0], 100 * foreign,
+      1e3 * double(own1 - own0) / double(sysconf(_SC_CLK_TCK)) / steps, (long long)rs.plan_cache_misses,
       (long long)model->CountParams());
   return Status::OK();
 }

@@ -28,6 +28,8 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("", {"MatMul"}, onednn::CreateMatMul);
   // nn
   add("", {"AveragePool", "GlobalAveragePool", "GlobalMaxPool", "MaxPool"}, onednn::CreatePool);
+  // (training mode: the hand-written kernel; oneDNN 2.6 has only its reference-speed `ncsp_bnorm` for channels-first)
+  r->AddKernel("", "BatchNormalization", KernelEntry{"cpu", cpu::CreateBatchNormTraining});
   add("", {"BatchNormalization"}, onednn::CreateBatchNorm);
   add("", {"Conv"}, onednn::CreateConv);
   add("", {"ConvTranspose"}, onednn::CreateConvTranspose);
@@ -55,6 +57,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   // quantization (QDQ models): QuantizeLinear nodes the int8 convolutions did not absorb
   r->AddKernel("", "QuantizeLinear", KernelEntry{"cpu", cpu::CreateQuantizeLinear});
   // strata-domain gradient ops (backward primitives)
+  r->AddKernel("strata", "BatchNormalizationGrad", KernelEntry{"cpu", cpu::CreateBatchNormTrainingGrad});
   add("strata", {"BatchNormalizationGrad"}, onednn::CreateBatchNormGrad);
   add("strata", {"ConvBackwardData"}, onednn::CreateConvBackwardData);
   add("strata", {"ConvBackwardFilter"}, onednn::CreateConvBackwardFilter);

@@ -118,5 +118,60 @@ TEST(ChannelsLastTest, BackwardOpsJoinTheForwardRegion) {
   EXPECT_EQ(Count(g, "Gather"), 1);
 }
 
+
+// A training graph of two conv + training-mode batch norm + relu stages with a residual Add (so the gradient of the
+// first relu's output is a Sum of two): the batch norms, their gradients, the Sum and the Add join the region, so the
+// only Transposes left are where values cross its edge, and the running statistics keep their names.
+TEST(ChannelsLastTest, TrainingBatchNormJoinsTheRegion) {
+  GraphBuilder b;
+  const graph::AttributeMap bn = {{"training_mode", AInt(1)}, {"epsilon", AFloat(1e-3f)}, {"momentum", AFloat(0.9f)}};
+  b.Input("x", {2, 3, 8, 8})
+      .Constant("w1", RandomF({4, 3, 3, 3}, 1, -0.5f, 0.5f))
+      .Constant("w2", RandomF({4, 4, 3, 3}, 2, -0.3f, 0.3f))
+      .Constant("g1", RandomF({4}, 3, 0.5f, 1.5f))
+      .Constant("b1", RandomF({4}, 4))
+      .Constant("g2", RandomF({4}, 5, 0.5f, 1.5f))
+      .Constant("b2", RandomF({4}, 6))
+      .Constant("mean", RandomF({4}, 7))
+      .Constant("var", RandomF({4}, 8, 0.5f, 1.5f))
+      .Constant("r", RandomF({2, 4, 8, 8}, 9))
+      .Node("Conv", {"x", "w1"}, {"c1"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Node("BatchNormalization", {"c1", "g1", "b1", "mean", "var"}, {"n1", "rm1", "rv1"}, bn, 15)
+      .Node("Relu", {"n1"}, {"r1"})
+      .Node("Conv", {"r1", "w2"}, {"c2"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Node("BatchNormalization", {"c2", "g2", "b2", "mean", "var"}, {"n2", "rm2", "rv2"}, bn, 15)
+      .Node("Add", {"n2", "r1"}, {"s"})
+      .Node("Relu", {"s"}, {"r2"})
+      .Node("Mul", {"r2", "r"}, {"m"})
+      .Node("ReduceSum", {"m"}, {"loss"}, {{"keepdims", AInt(0)}});
+  graph::Model model = b.model();
+  model.opset_imports["strata"] = 1;
+  std::map<std::string, std::string> grads;
+  const std::vector<std::string> params = {"w1", "w2", "g1", "b1", "g2", "b2"};
+  ASSERT_TRUE(graph::BuildGradients(&model.graph, "loss", params, {}, &grads).ok());
+  for (const std::string& w : params) model.graph.outputs.push_back({grads.at(w), DType::kUndefined, {}});
+  for (const char* v : {"rm1", "rv1", "rm2"}) model.graph.outputs.push_back({v, DType::kUndefined, {}});
+  ASSERT_EQ(OpCounts(model.graph).at("strata.BatchNormalizationGrad"), 2);
+  ASSERT_EQ(OpCounts(model.graph).at("Sum"), 1);
+  graph::Graph g = CheckPass(model, {{"x", RandomF({2, 3, 8, 8}, 10)}}, ConvertToChannelsLast, 1e-3, 1e-4);
+  if (ops::OpRegistry::Global().Find("strata", "ChannelsLast")->kernels.empty()) return;  // the pass did nothing
+  EXPECT_EQ(Count(g, "BatchNormalization"), 0);
+  EXPECT_EQ(Count(g, "strata.BatchNormalizationGrad"), 0);
+  int bn_wrapped = 0;
+  for (const graph::Node& n : g.nodes)
+    if (n.op_type == "ChannelsLast" && n.GetString("op", "") == "BatchNormalization") {
+      ++bn_wrapped;
+      EXPECT_EQ(n.outputs.size(), 3u);
+      EXPECT_TRUE(n.outputs[1] == "rm1" || n.outputs[1] == "rm2") << n.outputs[1];
+    } else if (n.op_type == "ChannelsLast" && n.GetString("op", "") == "BatchNormalizationGrad") {
+      ++bn_wrapped;
+      EXPECT_EQ(n.GetInts("nhwc_inputs", {}), (std::vector<int64_t>{0, 1}));
+    }
+  EXPECT_EQ(bn_wrapped, 4);
+  // x in; r2 out to the Mul by a non-scalar constant; the gradient of r2 in (its ReluGrad reads r2 in the region).
+  // Nothing between the convolutions, forward or backward.
+  EXPECT_EQ(Count(g, "Transpose"), 3);
+}
+
 }  // namespace
 }  // namespace strata::testing

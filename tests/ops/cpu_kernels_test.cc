@@ -1,5 +1,6 @@
 // The hand-written kernels of src/ops/cpu/ against the reference kernels (op harness): strata.ConvMaxPool, MaxPool,
-// depthwise and 1x1 Conv run channels-last, and Concat.
+// depthwise and 1x1 Conv run channels-last, Concat, and training-mode batch normalization (forward and gradient,
+// also against float32 finite differences).
 #include <cmath>
 #include <limits>
 
@@ -412,6 +413,189 @@ TEST(CpuConcatTest, Axes) {
                  .kernel = "cpu",
                  .expect_decline = true};
   RunOpCase(strings);
+}
+
+// BatchNormalization in training mode: Y and the running statistics.
+OpCase BnTrainRow(std::string label, Tensor x, uint64_t seed, int opset = 15) {
+  const int64_t c = x.dim(1);
+  OpCase row{.label = std::move(label),
+             .op_type = "BatchNormalization",
+             .opset = opset,
+             .attrs = {{"epsilon", AFloat(1e-3f)}, {"momentum", AFloat(0.99f)}},
+             .inputs = {std::move(x), RandomF({c}, seed, 0.5f, 1.5f), RandomF({c}, seed + 1), RandomF({c}, seed + 2),
+                        RandomF({c}, seed + 3, 0.5f, 1.5f)},
+             .num_outputs = 3,
+             .rtol = 1e-4,
+             .atol = 1e-5,
+             .kernel = "cpu"};
+  if (opset >= 14) row.attrs["training_mode"] = AInt(1);
+  return row;
+}
+
+// strata.BatchNormalizationGrad, training mode: dX, dScale, dB.
+OpCase BnGradRow(std::string label, Tensor dy, Tensor x, uint64_t seed) {
+  const int64_t c = x.dim(1);
+  return {.label = std::move(label),
+          .op_type = "BatchNormalizationGrad",
+          .domain = "strata",
+          .attrs = {{"epsilon", AFloat(1e-3f)}, {"training_mode", AInt(1)}},
+          .inputs = {std::move(dy), std::move(x), RandomF({c}, seed, 0.5f, 1.5f), RandomF({c}, seed + 1),
+                     RandomF({c}, seed + 2, 0.5f, 1.5f)},
+          .num_outputs = 3,
+          .rtol = 1e-4,
+          .atol = 1e-4,
+          .kernel = "cpu"};
+}
+
+TEST(CpuBatchNormTest, TrainingMatchesTheReference) {
+  // By hand: one channel x = 1, 2, 3, 4: mean 2.5, population variance 1.25, + eps 2.75 = 4, so with scale 2 and
+  // B 1, y = (x - 2.5) / 2 * 2 + 1; running = input * 0.5 + batch * 0.5.
+  RunOpCase({.label = "by hand",
+             .op_type = "BatchNormalization",
+             .opset = 15,
+             .attrs = {{"epsilon", AFloat(2.75f)}, {"momentum", AFloat(0.5f)}, {"training_mode", AInt(1)}},
+             .inputs = {F({1, 2, 3, 4}, {2, 1, 2}), F({2}, {1}), F({1}, {1}), F({0}, {1}), F({1}, {1})},
+             .num_outputs = 3,
+             .expected = {F({-0.5f, 0.5f, 1.5f, 2.5f}, {2, 1, 2}), F({1.25f}, {1}), F({1.125f}, {1})},
+             .kernel = "cpu"});
+  // Rows of 36 values (two 16-lane blocks and a tail), of 5 (tail only), rank 2 (rows of one value), 17x19 rows.
+  RunOpCase(BnTrainRow("8x16x6x6", RandomF({8, 16, 6, 6}, 1), 2));
+  RunOpCase(BnTrainRow("rank 3", RandomF({2, 3, 5}, 3), 4));
+  RunOpCase(BnTrainRow("rank 2", RandomF({7, 5}, 5), 6));
+  RunOpCase(BnTrainRow("opset 9, running outputs requested", RandomF({3, 4, 17, 19}, 7), 8, 9));
+  OpCase inference = BnTrainRow("inference mode declines", RandomF({2, 3, 4, 4}, 11), 12);
+  inference.attrs["training_mode"] = AInt(0);
+  inference.num_outputs = 1;
+  inference.expect_decline = true;
+  RunOpCase(inference);
+  OpCase f64 = BnTrainRow("float64 declines", Cast(RandomF({2, 3, 4, 4}, 13), DType::kFloat64), 14);
+  for (size_t i = 1; i < f64.inputs.size(); ++i) f64.inputs[i] = Cast(f64.inputs[i], DType::kFloat64);
+  f64.expect_decline = true;
+  RunOpCase(f64);
+}
+
+TEST(CpuBatchNormTest, GradientMatchesTheReference) {
+  RunOpCase(BnGradRow("8x16x6x6", RandomF({8, 16, 6, 6}, 20), RandomF({8, 16, 6, 6}, 21), 22));
+  RunOpCase(BnGradRow("rank 3", RandomF({2, 3, 5}, 23), RandomF({2, 3, 5}, 24), 25));
+  RunOpCase(BnGradRow("rank 2", RandomF({7, 5}, 26), RandomF({7, 5}, 27), 28));
+  OpCase inference = BnGradRow("inference mode declines", RandomF({2, 3, 4}, 32), RandomF({2, 3, 4}, 33), 34);
+  inference.attrs["training_mode"] = AInt(0);
+  inference.expect_decline = true;
+  RunOpCase(inference);
+}
+
+// The channels-last kernels (strata.ChannelsLast with X, dY, dX [N, H, W, C]) against the reference, which transposes
+// around the wrapped op's reference kernel: rows of 20 channels (a 16-lane block and a tail), 3 channels, 64.
+TEST(CpuBatchNormTest, ChannelsLastMatchesTheReference) {
+  for (const std::vector<int64_t>& x : {std::vector<int64_t>{4, 6, 5, 20}, {2, 3, 3, 3}, {8, 7, 7, 64}}) {
+    const int64_t c = x[3];
+    const std::string dims = Shape(x).ToString();
+    OpCase f = ChannelsLastCase(
+        "forward " + dims, "BatchNormalization", "",
+        {RandomF(x, 1), RandomF({c}, 2, 0.5f, 1.5f), RandomF({c}, 3), RandomF({c}, 4), RandomF({c}, 5, 0.5f, 1.5f)},
+        {{"epsilon", AFloat(1e-3f)}, {"momentum", AFloat(0.9f)}, {"training_mode", AInt(1)}}, "cpu");
+    f.num_outputs = 3;
+    f.rtol = 1e-4;
+    f.atol = 1e-5;
+    RunOpCase(f);
+    OpCase g = ChannelsLastCase(
+        "gradient " + dims, "BatchNormalizationGrad", "strata",
+        {RandomF(x, 6), RandomF(x, 7), RandomF({c}, 8, 0.5f, 1.5f), RandomF({c}, 9), RandomF({c}, 10, 0.5f, 1.5f)},
+        {{"epsilon", AFloat(1e-3f)}, {"training_mode", AInt(1)}, {"nhwc_inputs", AInts({0, 1})}}, "cpu");
+    g.num_outputs = 3;
+    g.rtol = 1e-4;
+    g.atol = 1e-4;
+    RunOpCase(g);
+  }
+  OpCase only_x = ChannelsLastCase("gradient with dY alone channels-last declines", "BatchNormalizationGrad", "strata",
+                                   {RandomF({2, 3, 3, 4}, 11), RandomF({2, 4, 3, 3}, 12), RandomF({4}, 13)},
+                                   {{"training_mode", AInt(1)}, {"nhwc_inputs", AInts({0})}}, "cpu");
+  only_x.num_outputs = 3;
+  only_x.expect_decline = true;
+  RunOpCase(only_x);
+}
+
+// A mean far from zero against a small spread (x in [1000, 1001)): the shifted sums must not cancel. The float32
+// reference kernel accumulates plain sums in float and is itself off by about 1e-3 here, so the oracle is the
+// textbook formulas in double, computed here.
+TEST(CpuBatchNormTest, LargeMeanAgainstDoubleFormulas) {
+  const int64_t n = 4, c = 8, inner = 400;
+  OpCase fwd = BnTrainRow("forward", RandomF({n, c, 20, 20}, 9, 1000.0f, 1001.0f), 10);
+  OpCase grad = BnGradRow("gradient", RandomF({n, c, 20, 20}, 29), fwd.inputs[0], 0);
+  grad.inputs[2] = fwd.inputs[1];
+  auto y = RunNamedKernel(fwd);
+  auto g = RunNamedKernel(grad);
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const auto x = fwd.inputs[0].values<float>(), dy = grad.inputs[0].values<float>();
+  const auto scale = fwd.inputs[1].values<float>(), bias = fwd.inputs[2].values<float>();
+  const double eps = 1e-3, m = static_cast<double>(n * inner);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const auto at = [&](int64_t b, int64_t i) { return (b * c + ch) * inner + i; };
+    double mean = 0, var = 0, db = 0, dsc = 0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < inner; ++i) mean += x[at(b, i)] / m;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < inner; ++i) var += (x[at(b, i)] - mean) * (x[at(b, i)] - mean) / m;
+    const double istd = 1 / std::sqrt(var + eps);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < inner; ++i) {
+        db += dy[at(b, i)];
+        dsc += dy[at(b, i)] * (x[at(b, i)] - mean) * istd;
+      }
+    EXPECT_NEAR((*g)[1].values<float>()[ch], dsc, 1e-3 * std::abs(dsc) + 1e-3) << "dScale, channel " << ch;
+    EXPECT_NEAR((*g)[2].values<float>()[ch], db, 1e-4 * std::abs(db) + 1e-4) << "dB, channel " << ch;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < inner; i += 37) {
+        const double xhat = (x[at(b, i)] - mean) * istd;
+        const double want_y = scale[ch] * xhat + bias[ch];
+        const double want_dx = scale[ch] * istd * (dy[at(b, i)] - (db + xhat * dsc) / m);
+        // x is known to float precision only (about 6e-5 absolute at 1000, i.e. 2e-4 of a standard deviation).
+        EXPECT_NEAR((*y)[0].values<float>()[at(b, i)], want_y, 1e-3) << "Y, channel " << ch;
+        EXPECT_NEAR((*g)[0].values<float>()[at(b, i)], want_dx, 1e-3) << "dX, channel " << ch;
+      }
+  }
+}
+
+// The cpu gradient kernel against central finite differences of the cpu forward kernel, in float32: with
+// L = sum(Y * R) for fixed random R, dX, dScale and dB of BatchNormalizationGrad(R, X, scale) must match
+// (L(v + h) - L(v - h)) / 2h for every element v of X, scale and B.
+TEST(CpuBatchNormTest, GradientMatchesFiniteDifferences) {
+  const std::vector<int64_t> shape = {3, 4, 5, 7};
+  OpCase fwd = BnTrainRow("forward", RandomF(shape, 40, -2.0f, 2.0f), 41);
+  fwd.num_outputs = 1;
+  const Tensor r = RandomF(shape, 45);
+  const auto loss = [&](const OpCase& c) {
+    auto out = RunNamedKernel(c);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    if (!out.ok()) return 0.0;
+    double l = 0;
+    const auto y = (*out)[0].values<float>(), w = r.values<float>();
+    for (size_t i = 0; i < y.size(); ++i) l += static_cast<double>(y[i]) * w[i];
+    return l;
+  };
+  OpCase grad = BnGradRow("gradient", r, fwd.inputs[0], 0);
+  grad.inputs[2] = fwd.inputs[1];
+  auto g = RunNamedKernel(grad);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const double h = 1e-2;
+  for (int input : {0, 1, 2}) {  // X, scale, B; their gradients are outputs 0, 1, 2
+    const auto want = (*g)[input].values<float>();
+    double largest = 0;
+    for (float v : want) largest = std::max(largest, std::abs(static_cast<double>(v)));
+    for (size_t i = 0; i < want.size(); ++i) {
+      OpCase c = fwd;  // its tensors share fwd's buffers: restored below
+      float* p = c.inputs[input].mutable_values<float>().data();
+      const float v = p[i];
+      p[i] = static_cast<float>(v + h);
+      const double up = loss(c);
+      p[i] = static_cast<float>(v - h);
+      const double down = loss(c);
+      p[i] = v;
+      const double fd = (up - down) / (2 * h);
+      ASSERT_NEAR(want[i], fd, 2e-3 * largest + 1e-3) << "input " << input << " element " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -186,6 +186,11 @@ TEST(DnnlBf16Test, ConvolutionGradients) {
                               {})));
     RunOpCase(Policy(ConvGrad("channels-last 3x3 32 -> 64", data, {2, 32, 16, 15}, {64, 32, 3, 3}, {2, 64, 16, 15},
                               pad1, /*nhwc=*/true)));
+    // Channels-last bfloat16 memory goes straight into oneDNN's nhwc (acdb) kernels: 1x1 and strided layers too.
+    RunOpCase(Policy(ConvGrad("channels-last 1x1 64 -> 256, 14x14", data, {2, 64, 14, 14}, {256, 64, 1, 1},
+                              {2, 256, 14, 14}, {}, /*nhwc=*/true)));
+    RunOpCase(Policy(ConvGrad("channels-last 3x3 stride 2", data, {2, 32, 33, 33}, {64, 32, 3, 3}, {2, 64, 17, 17}, s2,
+                              /*nhwc=*/true)));
     // A 3x3 layer at 7x7: bfloat16 backward data, but backward weights stays float32 (measured slower in bf16).
     OpCase small = Policy(ConvGrad("3x3 32 -> 32 at 7x7", data, {2, 32, 7, 7}, {32, 32, 3, 3}, {2, 32, 7, 7}, pad1));
     if (!data) {

@@ -5,9 +5,13 @@
 // write nhwc directly, where NCHW costs a reorder of every activation in and out of every convolution.
 //
 // Training graphs: the gradient ops of those anchors (strata.MaxPoolGrad, AveragePoolGrad, ConvBackwardData,
-// ConvBackwardFilter) join a region when one of their activation inputs is already in it, so the backward pass reads
-// the forward activations where they are instead of through a Transpose back to NCHW. ConvBackwardFilter's output is
-// a weight gradient and stays as it is (`nhwc_output` = 0).
+// ConvBackwardFilter, and training-mode strata.BatchNormalizationGrad) join a region when one of their activation
+// inputs is already in it, so the backward pass reads the forward activations where they are instead of through a
+// Transpose back to NCHW. ConvBackwardFilter's output is a weight gradient and stays as it is (`nhwc_output` = 0).
+// Training-mode BatchNormalization is an anchor too (its running-statistics outputs 1 and 2, and the gradient's
+// dScale and dB, are per-channel vectors and keep their names and layout), as are Sum and strata.FusedElementwise
+// with every input in the region (gradient sums, residual Add+Relu): without them every training-mode batch norm
+// split the region, and each convolution transposed its input and output.
 //
 // Runs only when strata.ChannelsLast has a fast kernel (otherwise the reference would transpose around every node),
 // and only on graphs with a 2-D convolution. Every value involved is float32 and 4-D; a region value read outside the
@@ -26,12 +30,22 @@ enum class Role { kNone, kAnchor, kElementwise, kConcat };
 
 constexpr std::string_view kElementwiseOps[] = {
     "Relu", "LeakyRelu", "Elu", "Selu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Softplus", "Clip", "Abs",
-    "Neg",  "Sqrt",      "Exp", "Log",  "Add",     "Sub",  "Mul",         "Div",       "Max",      "Min"};
+    "Neg",  "Sqrt",      "Exp", "Log",  "Add",     "Sub",  "Mul",         "Div",       "Max",      "Min",  "Sum"};
 
 // strata-domain activation gradients (dY, Y -> dX), elementwise like the ops above.
 bool IsElementwiseGrad(const Node& n) {
   return n.domain == kStrataDomain && n.inputs.size() == 2 &&
          (n.op_type == "ReluGrad" || n.op_type == "SigmoidGrad" || n.op_type == "TanhGrad");
+}
+
+// strata.FusedElementwise: a chain of broadcasting elementwise ops, as layout-blind as they are when every input is a
+// region value or a scalar constant (checked where it joins).
+bool IsFusedElementwise(const Node& n) { return n.domain == kStrataDomain && n.op_type == "FusedElementwise"; }
+
+// Training-mode batch normalization (opset >= 14): Y and the optional running mean/var, no saved statistics.
+bool IsTrainingBatchNorm(const Node& n) {
+  return n.domain.empty() && n.op_type == "BatchNormalization" && n.opset >= 14 && n.GetInt("training_mode", 0) == 1 &&
+         n.inputs.size() == 5 && n.outputs.size() <= 3 && !n.outputs.empty() && !n.outputs[0].empty();
 }
 
 bool Is4DFloat(const InferredGraph& types, const std::string& v) {
@@ -71,6 +85,9 @@ bool IsGradAnchor(const Node& n, const InferredGraph& types, const std::unordere
   } else if (n.op_type == "ConvBackwardFilter" && n.inputs.size() == 3) {
     *nhwc_inputs = {0, 1};
     *nhwc_output = false;
+  } else if (n.op_type == "BatchNormalizationGrad" && n.GetInt("training_mode", 0) == 1 &&
+             n.GetInt("spatial", 1) == 1 && n.inputs.size() >= 3 && n.outputs.size() <= 3) {
+    *nhwc_inputs = {0, 1};  // dY, X; dScale and dB (outputs 1, 2) are per channel
   } else {
     return false;
   }
@@ -94,6 +111,12 @@ bool IsAnchor(const Node& n, const InferredGraph& types, std::vector<int>* nhwc_
       nhwc_inputs->push_back(6);
     }
     *is_conv = true;
+    return true;
+  }
+  if (IsTrainingBatchNorm(n)) {
+    if (!Is4DFloat(types, n.inputs[0]) || !Is4DFloat(types, n.outputs[0])) return false;
+    *is_conv = false;
+    *nhwc_inputs = {0};
     return true;
   }
   if (n.inputs.empty() || n.inputs[0].empty() || !OnlyOutput0(n) || !Is4DFloat(types, n.inputs[0]) ||
@@ -159,28 +182,37 @@ Status ConvertToChannelsLast(Graph* g) {
     } else if (IsGradAnchor(node, types, region, &nhwc_inputs[i], &out_nhwc)) {
       role[i] = Role::kAnchor;
       nhwc_output[i] = out_nhwc;
-    } else if ((node.domain.empty() || IsElementwiseGrad(node)) && OnlyOutput0(node) &&
+    } else if ((node.domain.empty() || IsElementwiseGrad(node) || IsFusedElementwise(node)) && OnlyOutput0(node) &&
                (IsQuantizeOp(node) ? Is4DActivation(types, node.outputs[0]) : Is4DFloat(types, node.outputs[0]))) {
       const bool concat = node.domain.empty() && node.op_type == "Concat" &&
                           (node.GetInt("axis", -100) == 1 || node.GetInt("axis", -100) == -3);
       // A per-tensor QuantizeLinear/DequantizeLinear is elementwise (its scale and zero point are scalar constants,
       // checked below); a per-axis one is not (a non-scalar constant fails that check).
       const bool elementwise =
-          IsElementwiseGrad(node) || IsQuantizeOp(node) ||
+          IsElementwiseGrad(node) || IsFusedElementwise(node) || IsQuantizeOp(node) ||
           std::find(std::begin(kElementwiseOps), std::end(kElementwiseOps), node.op_type) != std::end(kElementwiseOps);
       if (!concat && !elementwise) continue;
-      bool ok = node.has_input(0) && region.count(node.inputs[0]) > 0;
+      // Input 0 must be a region value, except for the backward pass's activation gradients and gradient Sums:
+      // those join when any input is, and their other computed 4-D inputs are transposed in (the head's ReluGrad
+      // reads a gradient from outside the region and the forward activation inside it; without this it and every
+      // Sum after it would split the backward region).
+      const bool backward_join = IsElementwiseGrad(node) || (node.domain.empty() && node.op_type == "Sum");
+      bool ok = node.has_input(0) && (backward_join || region.count(node.inputs[0]) > 0);
+      bool any_in_region = false;
       std::vector<int> data;
       for (size_t k = 0; ok && k < node.inputs.size(); ++k) {
         const std::string& v = node.inputs[k];
         if (v.empty()) continue;
         if (region.count(v)) {
           data.push_back(static_cast<int>(k));
+          any_in_region = true;
+        } else if (backward_join && Is4DFloat(types, v) && passes::FindConstant(*g, v) == nullptr) {
+          data.push_back(static_cast<int>(k));
         } else if (concat || !IsScalarConstant(*g, v)) {
           ok = false;
         }
       }
-      if (!ok) continue;
+      if (!ok || !any_in_region) continue;
       role[i] = concat ? Role::kConcat : Role::kElementwise;
       nhwc_inputs[i] = std::move(data);
     }

@@ -46,7 +46,16 @@ StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const Kernel
 // vectorised, bit-exact with the reference.
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 
-// Run-time choice of the variant (isa.h). The six factories above that have vector code (all but
+// batch_norm_train.cc: BatchNormalization in training mode (batch statistics, opset >= 9) and
+// strata.BatchNormalizationGrad with training_mode=1, channels-first float32 of shapes known at plan time, vectorised,
+// channels split across threads.
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& init);
+// The same two wrapped in strata.ChannelsLast: X (and dY, dX) [N, H, W, C].
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init);
+
+// Run-time choice of the variant (isa.h). The ten factories above that have vector code (all but
 // CreateChannelsLastMaxPoolGrad and CreateChannelsLast) exist twice, in namespaces generic and avx512; the ones above
 // call the variant that CpuIsaForPlans() names when a plan is made (dispatch.cc).
 enum class CpuIsa { kGeneric, kAvx512 };
@@ -63,6 +72,10 @@ StatusOr<CpuIsa> CpuIsaForPlans();
 void SetCpuIsaOverrideForTesting(std::optional<CpuIsa> isa);
 
 namespace generic {
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
@@ -72,6 +85,10 @@ StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 }  // namespace generic
 
 namespace avx512 {
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);

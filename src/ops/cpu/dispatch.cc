@@ -54,6 +54,29 @@ void SetCpuIsaOverrideForTesting(std::optional<CpuIsa> isa) {
   isa_override.store(isa ? static_cast<int>(*isa) : -1, std::memory_order_relaxed);
 }
 
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init) {
+  STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
+  return isa == CpuIsa::kAvx512 ? avx512::CreateBatchNormTraining(init) : generic::CreateBatchNormTraining(init);
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& init) {
+  STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
+  return isa == CpuIsa::kAvx512 ? avx512::CreateBatchNormTrainingGrad(init)
+                                : generic::CreateBatchNormTrainingGrad(init);
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init) {
+  STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
+  return isa == CpuIsa::kAvx512 ? avx512::CreateChannelsLastBatchNormTraining(init)
+                                : generic::CreateChannelsLastBatchNormTraining(init);
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init) {
+  STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
+  return isa == CpuIsa::kAvx512 ? avx512::CreateChannelsLastBatchNormTrainingGrad(init)
+                                : generic::CreateChannelsLastBatchNormTrainingGrad(init);
+}
+
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init) {
   STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
   return isa == CpuIsa::kAvx512 ? avx512::CreateConcat(init) : generic::CreateConcat(init);

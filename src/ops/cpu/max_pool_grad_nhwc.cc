@@ -204,6 +204,10 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init) {
   if (init.node.GetString("op_domain", "") == "strata" && op == "ConvMaxPool")
     return CreateChannelsLastConvMaxPool(init);
   if (init.node.GetString("op_domain", "").empty() && op == "MaxPool") return CreateChannelsLastMaxPool(init);
+  if (init.node.GetString("op_domain", "").empty() && op == "BatchNormalization")
+    return CreateChannelsLastBatchNormTraining(init);
+  if (init.node.GetString("op_domain", "") == "strata" && op == "BatchNormalizationGrad")
+    return CreateChannelsLastBatchNormTrainingGrad(init);
   if ((init.node.GetString("op_domain", "").empty() && op == "Conv") ||
       (init.node.GetString("op_domain", "") == "strata" && op == "FusedConv")) {
     // A mixed_bfloat16 dtype policy (ops/compute_dtype.h) asks for oneDNN's bfloat16 kernel: these are float32.

@@ -1,0 +1,475 @@
+// Batch normalization in training mode on channels-first float32 tensors (X [N, C, D1..Dn], statistics per channel):
+// BatchNormalization with the batch statistics (opset >= 14: training_mode=1; opset 9-13: the running outputs
+// requested) and strata.BatchNormalizationGrad with training_mode=1. The training graphs' batch norm ran the scalar
+// reference kernel forward and oneDNN 2.6's `ncsp_bnorm` (not vectorised, a forward-training pass writing a full
+// temporary, then the backward pass) for the gradient; these read X (and dY) in contiguous rows of D1*..*Dn values
+// per (n, c), vectorised by the compiler (16 independent float lanes; the AVX-512 variant, isa.h), channels split
+// across threads.
+//
+// Statistics: one pass accumulating x - s and (x - s)^2 (s: the channel's first value, so that a large mean does not
+// cancel), per row in float lanes and across rows in double; mean = s + S1/M, var = S2/M - (S1/M)^2 (population
+// variance, clamped at 0). The reference's two passes accumulate in float; both agree to float rounding.
+// Forward: y = x * a + b with a = scale / sqrt(var + eps), b = B - mean * a (the reference's formula); the running
+// outputs are input * momentum + batch * (1 - momentum). Backward, in one pass over X and dY for the four sums and
+// one for dX: dB = sum(dY), dScale = istd * sum(dY (x - mean)), dX = a dY - a (dB + xhat dScale) / M written as
+// k1 dY + k2 x + k3 per channel.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/parallel.h"
+#include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/isa_begin.h"
+namespace strata::ops::cpu::STRATA_CPU_NS {
+namespace {
+
+constexpr int kLanes = 16;
+
+Status Decline(std::string_view op, std::string_view why) { return UnimplementedError("cpu ", op, ": ", why); }
+
+// Sums over the channel: S1 = sum(x - s), S2 = sum((x - s)^2), and with dy, Sd = sum(dy), Sdx = sum(dy (x - s)).
+struct Sums {
+  double s1 = 0, s2 = 0, sd = 0, sdx = 0;
+};
+
+void AddRowMoments(const float* x, int64_t n, float s, Sums* out) {
+  float a1[kLanes] = {}, a2[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      const float d = x[i + j] - s;
+      a1[j] += d;
+      a2[j] += d * d;
+    }
+  double t1 = 0, t2 = 0;
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - s;
+    t1 += d;
+    t2 += d * d;
+  }
+  for (int j = 0; j < kLanes; ++j) {
+    t1 += a1[j];
+    t2 += a2[j];
+  }
+  out->s1 += t1;
+  out->s2 += t2;
+}
+
+void AddRowMomentsWithGrad(const float* x, const float* dy, int64_t n, float s, Sums* out) {
+  float a1[kLanes] = {}, a2[kLanes] = {}, ad[kLanes] = {}, adx[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      const float d = x[i + j] - s, g = dy[i + j];
+      a1[j] += d;
+      a2[j] += d * d;
+      ad[j] += g;
+      adx[j] += g * d;
+    }
+  double t1 = 0, t2 = 0, td = 0, tdx = 0;
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - s, g = dy[i];
+    t1 += d;
+    t2 += d * d;
+    td += g;
+    tdx += g * d;
+  }
+  for (int j = 0; j < kLanes; ++j) {
+    t1 += a1[j];
+    t2 += a2[j];
+    td += ad[j];
+    tdx += adx[j];
+  }
+  out->s1 += t1;
+  out->s2 += t2;
+  out->sd += td;
+  out->sdx += tdx;
+}
+
+// The geometry both kernels share: X [N, C, inner...] float32 with every dimension known, N * inner > 0.
+struct Geometry {
+  Shape x;
+  int64_t n = 0, c = 0, inner = 0;
+  int64_t count() const { return n * inner; }
+  // Channels per ParallelFor chunk: about 32k values of X each.
+  int64_t grain() const { return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, count())); }
+};
+
+StatusOr<Geometry> ReadGeometry(std::string_view op, const ValueType& x) {
+  if (x.dtype != DType::kFloat32) return Decline(op, "X is not float32");
+  if (!x.shape.rank_known || !x.shape.IsFullyKnown()) return Decline(op, "X's shape is not known at plan time");
+  Geometry g;
+  g.x = x.shape.ToShape();
+  if (g.x.rank() < 2) return Decline(op, "X has rank below 2");
+  g.n = g.x[0];
+  g.c = g.x[1];
+  g.inner = g.x.Product(2, g.x.rank());
+  if (g.count() == 0 || g.c == 0) return Decline(op, "X is empty");
+  return g;
+}
+
+Status RequireChannelVector(std::string_view op, const ValueType& v, int64_t c, std::string_view what) {
+  if (v.dtype != DType::kFloat32) return Decline(op, std::string(what) + " is not float32");
+  if (!v.shape.IsFullyKnown() || v.shape.ToShape() != Shape{c})
+    return Decline(op, std::string(what) + " is not one float32 value per channel");
+  return Status::OK();
+}
+
+class BatchNormTraining final : public Kernel {
+ public:
+  BatchNormTraining(Geometry g, float eps, float momentum) : g_(std::move(g)), eps_(eps), momentum_(momentum) {}
+  std::string_view name() const override { return "cpu"; }
+
+  Status Run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.shape() != g_.x || x.dtype() != DType::kFloat32)
+      return ctx.Error("X is ", x.TypeString(), ", the plan was made for float32", g_.x.ToString());
+    for (int i = 1; i < 5; ++i)
+      if (ctx.input(i).dtype() != DType::kFloat32 || ctx.input(i).num_elements() != g_.c)
+        return ctx.Error("input ", i, " is ", ctx.input(i).TypeString(), ", the plan was made for float32[", g_.c, "]");
+    const float* px = x.data<float>();
+    const float* scale = ctx.input(1).data<float>();
+    const float* bias = ctx.input(2).data<float>();
+    STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, DType::kFloat32, g_.x));
+    float* py = y->data<float>();
+    std::vector<float> mean(g_.c), var(g_.c);
+    const int64_t n = g_.n, c = g_.c, inner = g_.inner;
+    const double m = static_cast<double>(g_.count());
+    ParallelFor(c, g_.grain(), [&](int64_t begin, int64_t end) {
+      for (int64_t ch = begin; ch < end; ++ch) {
+        const float s = px[ch * inner];
+        Sums sums;
+        for (int64_t b = 0; b < n; ++b) AddRowMoments(px + (b * c + ch) * inner, inner, s, &sums);
+        const double d = sums.s1 / m;
+        mean[ch] = static_cast<float>(s + d);
+        var[ch] = static_cast<float>(std::max(0.0, sums.s2 / m - d * d));
+        const float a = scale[ch] / std::sqrt(var[ch] + eps_);
+        const float sh = bias[ch] - mean[ch] * a;
+        for (int64_t b = 0; b < n; ++b) {
+          const float* src = px + (b * c + ch) * inner;
+          float* dst = py + (b * c + ch) * inner;
+          for (int64_t i = 0; i < inner; ++i) dst[i] = src[i] * a + sh;
+        }
+      }
+    });
+    for (int out = 1; out <= 2; ++out) {
+      if (!ctx.output_wanted(out)) continue;
+      const Tensor& prev = ctx.input(out + 2);
+      STRATA_ASSIGN_OR_RETURN(Tensor * r, ctx.Output(out, DType::kFloat32, prev.shape()));
+      const float* pp = prev.data<float>();
+      const std::vector<float>& batch = out == 1 ? mean : var;
+      float* pr = r->data<float>();
+      for (int64_t ch = 0; ch < c; ++ch) pr[ch] = pp[ch] * momentum_ + batch[ch] * (1.0f - momentum_);
+    }
+    return Status::OK();
+  }
+
+ private:
+  Geometry g_;
+  float eps_, momentum_;
+};
+
+class BatchNormTrainingGrad final : public Kernel {
+ public:
+  BatchNormTrainingGrad(Geometry g, float eps) : g_(std::move(g)), eps_(eps) {}
+  std::string_view name() const override { return "cpu"; }
+
+  Status Run(KernelContext& ctx) const override {
+    const Tensor& dy = ctx.input(0);
+    const Tensor& x = ctx.input(1);
+    const Tensor& sc = ctx.input(2);
+    if (x.shape() != g_.x || x.dtype() != DType::kFloat32 || dy.shape() != g_.x || dy.dtype() != DType::kFloat32 ||
+        sc.dtype() != DType::kFloat32 || sc.num_elements() != g_.c)
+      return ctx.Error("dY ", dy.TypeString(), ", X ", x.TypeString(), ", scale ", sc.TypeString(),
+                       "; the plan was made for float32", g_.x.ToString(), " and float32[", g_.c, "]");
+    const float* px = x.data<float>();
+    const float* pdy = dy.data<float>();
+    const float* scale = sc.data<float>();
+    STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, DType::kFloat32, g_.x));
+    float* pdx = dx->data<float>();
+    std::vector<float> dscale(g_.c), dbias(g_.c);
+    const int64_t n = g_.n, c = g_.c, inner = g_.inner;
+    const double m = static_cast<double>(g_.count());
+    ParallelFor(c, g_.grain(), [&](int64_t begin, int64_t end) {
+      for (int64_t ch = begin; ch < end; ++ch) {
+        const float s = px[ch * inner];
+        Sums sums;
+        for (int64_t b = 0; b < n; ++b)
+          AddRowMomentsWithGrad(px + (b * c + ch) * inner, pdy + (b * c + ch) * inner, inner, s, &sums);
+        const double d = sums.s1 / m;
+        const double mean = s + d;
+        // Variance as the forward computed it (rounded to float), so that istd matches the forward's.
+        const float var = static_cast<float>(std::max(0.0, sums.s2 / m - d * d));
+        const double istd = 1.0 / std::sqrt(static_cast<double>(var + eps_));
+        const double db = sums.sd;                           // sum(dY)
+        const double dsc = (sums.sdx - d * sums.sd) * istd;  // sum(dY (x - mean)) * istd
+        dbias[ch] = static_cast<float>(db);
+        dscale[ch] = static_cast<float>(dsc);
+        const double a = scale[ch] * istd;
+        const float k1 = static_cast<float>(a);
+        const float k2 = static_cast<float>(-a * istd * dsc / m);
+        const float k3 = static_cast<float>(-a * db / m + a * istd * dsc * mean / m);
+        for (int64_t b = 0; b < n; ++b) {
+          const int64_t off = (b * c + ch) * inner;
+          const float* xr = px + off;
+          const float* gr = pdy + off;
+          float* out = pdx + off;
+          for (int64_t i = 0; i < inner; ++i) out[i] = k1 * gr[i] + k2 * xr[i] + k3;
+        }
+      }
+    });
+    for (int j = 1; j <= 2; ++j) {
+      if (!ctx.output_wanted(j)) continue;
+      STRATA_ASSIGN_OR_RETURN(Tensor * t, ctx.Output(j, DType::kFloat32, sc.shape()));
+      std::copy_n((j == 1 ? dscale : dbias).data(), g_.c, t->data<float>());
+    }
+    return Status::OK();
+  }
+
+ private:
+  Geometry g_;
+  float eps_;
+};
+
+// Channels-last (strata.ChannelsLast wrapping the ops above; X, dY and dX [N, H, W, C]): rows of C values. The sums
+// run over blocks of rows in parallel, per channel in float lanes along C within a block and in double across blocks;
+// the elementwise passes split the rows across threads.
+struct RowBlocks {
+  int64_t rows = 0, blocks = 0, per_block = 0;
+  explicit RowBlocks(int64_t r) : rows(r) {
+    blocks = std::min<int64_t>(64, std::max<int64_t>(1, r / 16));
+    per_block = (r + blocks - 1) / blocks;
+    blocks = (r + per_block - 1) / per_block;
+  }
+};
+
+// Per channel, over every row: S1, S2 (and with dy: Sd, Sdx), shifted by the first row's values.
+void ChannelSumsNhwc(const float* x, const float* dy, int64_t rows, int64_t c, std::vector<double>* out) {
+  const RowBlocks rb(rows);
+  const int k = dy == nullptr ? 2 : 4;
+  std::vector<double> partial(static_cast<size_t>(rb.blocks * k * c));
+  ParallelFor(rb.blocks, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> acc(static_cast<size_t>(k * c));
+    for (int64_t blk = begin; blk < end; ++blk) {
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      float* a1 = acc.data();
+      float* a2 = a1 + c;
+      float* ad = a2 + c;
+      float* adx = dy == nullptr ? nullptr : ad + c;
+      const int64_t r0 = blk * rb.per_block, r1 = std::min(rows, r0 + rb.per_block);
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* xr = x + r * c;
+        if (dy == nullptr) {
+          for (int64_t j = 0; j < c; ++j) {
+            const float d = xr[j] - x[j];
+            a1[j] += d;
+            a2[j] += d * d;
+          }
+        } else {
+          const float* gr = dy + r * c;
+          for (int64_t j = 0; j < c; ++j) {
+            const float d = xr[j] - x[j], g = gr[j];
+            a1[j] += d;
+            a2[j] += d * d;
+            ad[j] += g;
+            adx[j] += g * d;
+          }
+        }
+      }
+      std::copy(acc.begin(), acc.end(), partial.begin() + blk * k * c);
+    }
+  });
+  out->assign(static_cast<size_t>(k * c), 0.0);
+  for (int64_t blk = 0; blk < rb.blocks; ++blk)
+    for (int64_t j = 0; j < k * c; ++j) (*out)[j] += partial[blk * k * c + j];
+}
+
+// y[r, j] = x[r, j] * a[j] + b[j] (and + k2[j] * x2[r, j] when x2 is given), rows split across threads.
+void AffineRowsNhwc(const float* x, const float* x2, const float* a, const float* b, const float* k2, float* y,
+                    int64_t rows, int64_t c) {
+  ParallelFor(rows, std::max<int64_t>(1, 16384 / c), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* xr = x + r * c;
+      float* yr = y + r * c;
+      if (x2 == nullptr) {
+        for (int64_t j = 0; j < c; ++j) yr[j] = xr[j] * a[j] + b[j];
+      } else {
+        const float* zr = x2 + r * c;
+        for (int64_t j = 0; j < c; ++j) yr[j] = xr[j] * a[j] + zr[j] * k2[j] + b[j];
+      }
+    }
+  });
+}
+
+class BatchNormTrainingNhwc final : public Kernel {
+ public:
+  BatchNormTrainingNhwc(Shape x, float eps, float momentum) : x_(std::move(x)), eps_(eps), momentum_(momentum) {}
+  std::string_view name() const override { return "cpu"; }
+
+  Status Run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const int64_t c = x_[3], rows = x_[0] * x_[1] * x_[2];
+    if (x.shape() != x_ || x.dtype() != DType::kFloat32)
+      return ctx.Error("X is ", x.TypeString(), ", the plan was made for float32", x_.ToString());
+    for (int i = 1; i < 5; ++i)
+      if (ctx.input(i).dtype() != DType::kFloat32 || ctx.input(i).num_elements() != c)
+        return ctx.Error("input ", i, " is ", ctx.input(i).TypeString(), ", the plan was made for float32[", c, "]");
+    const float* px = x.data<float>();
+    const float* scale = ctx.input(1).data<float>();
+    const float* bias = ctx.input(2).data<float>();
+    std::vector<double> sums;
+    ChannelSumsNhwc(px, nullptr, rows, c, &sums);
+    std::vector<float> mean(c), var(c), a(c), b(c);
+    const double m = static_cast<double>(rows);
+    for (int64_t j = 0; j < c; ++j) {
+      const double d = sums[j] / m;
+      mean[j] = static_cast<float>(px[j] + d);
+      var[j] = static_cast<float>(std::max(0.0, sums[c + j] / m - d * d));
+      a[j] = scale[j] / std::sqrt(var[j] + eps_);
+      b[j] = bias[j] - mean[j] * a[j];
+    }
+    STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, DType::kFloat32, x_));
+    AffineRowsNhwc(px, nullptr, a.data(), b.data(), nullptr, y->data<float>(), rows, c);
+    for (int out = 1; out <= 2; ++out) {
+      if (!ctx.output_wanted(out)) continue;
+      const Tensor& prev = ctx.input(out + 2);
+      STRATA_ASSIGN_OR_RETURN(Tensor * r, ctx.Output(out, DType::kFloat32, prev.shape()));
+      const float* pp = prev.data<float>();
+      const std::vector<float>& batch = out == 1 ? mean : var;
+      for (int64_t j = 0; j < c; ++j) r->data<float>()[j] = pp[j] * momentum_ + batch[j] * (1.0f - momentum_);
+    }
+    return Status::OK();
+  }
+
+ private:
+  Shape x_;
+  float eps_, momentum_;
+};
+
+class BatchNormTrainingGradNhwc final : public Kernel {
+ public:
+  BatchNormTrainingGradNhwc(Shape x, float eps) : x_(std::move(x)), eps_(eps) {}
+  std::string_view name() const override { return "cpu"; }
+
+  Status Run(KernelContext& ctx) const override {
+    const Tensor& dy = ctx.input(0);
+    const Tensor& x = ctx.input(1);
+    const Tensor& sc = ctx.input(2);
+    const int64_t c = x_[3], rows = x_[0] * x_[1] * x_[2];
+    if (x.shape() != x_ || x.dtype() != DType::kFloat32 || dy.shape() != x_ || dy.dtype() != DType::kFloat32 ||
+        sc.dtype() != DType::kFloat32 || sc.num_elements() != c)
+      return ctx.Error("dY ", dy.TypeString(), ", X ", x.TypeString(), ", scale ", sc.TypeString(),
+                       "; the plan was made for float32", x_.ToString(), " and float32[", c, "]");
+    const float* px = x.data<float>();
+    const float* pdy = dy.data<float>();
+    const float* scale = sc.data<float>();
+    std::vector<double> sums;
+    ChannelSumsNhwc(px, pdy, rows, c, &sums);
+    std::vector<float> dscale(c), dbias(c), k1(c), k2(c), k3(c);
+    const double m = static_cast<double>(rows);
+    for (int64_t j = 0; j < c; ++j) {
+      const double d = sums[j] / m, mean = px[j] + d;
+      const float var = static_cast<float>(std::max(0.0, sums[c + j] / m - d * d));
+      const double istd = 1.0 / std::sqrt(static_cast<double>(var + eps_));
+      const double db = sums[2 * c + j], dsc = (sums[3 * c + j] - d * db) * istd;
+      dbias[j] = static_cast<float>(db);
+      dscale[j] = static_cast<float>(dsc);
+      const double a = scale[j] * istd;
+      k1[j] = static_cast<float>(a);
+      k2[j] = static_cast<float>(-a * istd * dsc / m);
+      k3[j] = static_cast<float>(-a * db / m + a * istd * dsc * mean / m);
+    }
+    STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, DType::kFloat32, x_));
+    AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), dx->data<float>(), rows, c);
+    for (int j = 1; j <= 2; ++j) {
+      if (!ctx.output_wanted(j)) continue;
+      STRATA_ASSIGN_OR_RETURN(Tensor * t, ctx.Output(j, DType::kFloat32, sc.shape()));
+      std::copy_n((j == 1 ? dscale : dbias).data(), c, t->data<float>());
+    }
+    return Status::OK();
+  }
+
+ private:
+  Shape x_;
+  float eps_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTraining(const KernelInit& init) {
+  constexpr std::string_view op = "BatchNormalization";
+  const Node& node = init.node;
+  if (!node.domain.empty() || node.op_type != op) return Decline(op, "not BatchNormalization");
+  if (node.opset < 9) return Decline(op, "opset below 9 (spatial, is_test)");
+  const bool training =
+      node.opset >= 14 ? node.GetInt("training_mode", 0) == 1 : node.has_output(1) || node.has_output(2);
+  if (!training) return Decline(op, "inference mode (the oneDNN kernel's)");
+  if (node.has_output(3) || node.has_output(4)) return Decline(op, "saved mean/var outputs");
+  if (init.inputs.size() != 5) return Decline(op, "needs X, scale, B, mean, var");
+  STRATA_ASSIGN_OR_RETURN(Geometry g, ReadGeometry(op, init.inputs[0]));
+  static const char* const kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
+  for (int i = 1; i < 5; ++i) STRATA_RETURN_IF_ERROR(RequireChannelVector(op, init.inputs[i], g.c, kNames[i]));
+  const float eps = node.GetFloat("epsilon", 1e-5f);
+  if (!(eps >= 0)) return Decline(op, "epsilon below 0 (the reference reports it)");
+  return std::unique_ptr<Kernel>(
+      std::make_unique<BatchNormTraining>(std::move(g), eps, node.GetFloat("momentum", 0.9f)));
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& init) {
+  constexpr std::string_view op = "BatchNormalizationGrad";
+  const Node& node = init.node;
+  if (node.domain != "strata" || node.op_type != op) return Decline(op, "not strata.BatchNormalizationGrad");
+  if (node.GetInt("training_mode", 0) == 0) return Decline(op, "inference mode (the oneDNN kernel's)");
+  if (node.GetInt("spatial", 1) != 1) return Decline(op, "spatial = 0");
+  if (init.inputs.size() < 3) return Decline(op, "needs dY, X, scale");
+  STRATA_ASSIGN_OR_RETURN(Geometry g, ReadGeometry(op, init.inputs[1]));
+  const ValueType& dy = init.inputs[0];
+  if (dy.dtype != DType::kFloat32 || !dy.shape.IsFullyKnown() || dy.shape.ToShape() != g.x)
+    return Decline(op, "dY is not float32 of X's shape");
+  STRATA_RETURN_IF_ERROR(RequireChannelVector(op, init.inputs[2], g.c, "scale"));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<BatchNormTrainingGrad>(std::move(g), node.GetFloat("epsilon", 1e-5f)));
+}
+
+// The wrapped node of a strata.ChannelsLast with X (and dY) [N, H, W, C]: the NCHW geometry the factories above
+// check, then the channels-last kernel.
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init) {
+  constexpr std::string_view op = "ChannelsLast BatchNormalization";
+  const Node& node = init.node;
+  if (node.GetInts("nhwc_inputs", {0}) != std::vector<int64_t>{0} || node.GetInt("nhwc_output", 1) != 1)
+    return Decline(op, "needs X and Y channels-last, nothing else");
+  if (init.inputs.empty() || !init.inputs[0].shape.rank_known || init.inputs[0].shape.rank() != 4)
+    return Decline(op, "X is not 4-D");
+  Node wrapped = node;
+  wrapped.op_type = "BatchNormalization";
+  wrapped.domain.clear();
+  std::vector<ValueType> ins(init.inputs.begin(), init.inputs.end());
+  const PartialShape& t = ins[0].shape;
+  ins[0].shape = PartialShape::Of({t.dims[0], t.dims[3], t.dims[1], t.dims[2]});
+  STRATA_RETURN_IF_ERROR(CreateBatchNormTraining(KernelInit{wrapped, ins, init.outputs}).status());
+  return std::unique_ptr<Kernel>(std::make_unique<BatchNormTrainingNhwc>(
+      init.inputs[0].shape.ToShape(), node.GetFloat("epsilon", 1e-5f), node.GetFloat("momentum", 0.9f)));
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init) {
+  constexpr std::string_view op = "ChannelsLast BatchNormalizationGrad";
+  const Node& node = init.node;
+  if (node.GetInts("nhwc_inputs", {0}) != std::vector<int64_t>{0, 1} || node.GetInt("nhwc_output", 1) != 1)
+    return Decline(op, "needs dY, X and dX channels-last, nothing else");
+  if (init.inputs.size() < 3 || !init.inputs[1].shape.rank_known || init.inputs[1].shape.rank() != 4)
+    return Decline(op, "X is not 4-D");
+  Node wrapped = node;
+  wrapped.op_type = "BatchNormalizationGrad";
+  wrapped.domain = "strata";
+  std::vector<ValueType> ins(init.inputs.begin(), init.inputs.end());
+  for (int i : {0, 1}) {
+    const PartialShape t = ins[i].shape;
+    if (t.rank_known && t.rank() == 4) ins[i].shape = PartialShape::Of({t.dims[0], t.dims[3], t.dims[1], t.dims[2]});
+  }
+  STRATA_RETURN_IF_ERROR(CreateBatchNormTrainingGrad(KernelInit{wrapped, ins, init.outputs}).status());
+  return std::unique_ptr<Kernel>(
+      std::make_unique<BatchNormTrainingGradNhwc>(init.inputs[1].shape.ToShape(), node.GetFloat("epsilon", 1e-5f)));
+}
+
+}  // namespace strata::ops::cpu::STRATA_CPU_NS
+#include "ops/cpu/isa_end.h"
