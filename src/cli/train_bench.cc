@@ -5,7 +5,9 @@
 // batch (uniform [0,1) inputs, random labels), 3 warm-up steps, then >= 10 timed steps (about 5 s); images/s =
 // batch / median step time. `foreign` is the CPU share of the machine other processes used meanwhile (/proc/stat),
 // as the peer reports it; `cpu_ms_per_step` is this process's own CPU time (user + system, /proc/self/stat) per timed
-// step, a measure of the work that a loaded machine disturbs less than the wall time. Prints one JSON line.
+// step, a measure of the work that a loaded machine disturbs less than the wall time. `--steps N [--warmup_steps W]`
+// times exactly N steps after W warm-up steps instead (for models whose step takes seconds:
+// bench/train/zoo_training.sh). Prints one JSON line.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -28,6 +30,8 @@ struct BenchArgs {
   int threads = 2;
   std::string optimizer = "sgd";
   double min_seconds = 5.0;
+  int steps = 0;         // 0: as many as --min_seconds asks (10..300)
+  int warmup_steps = 4;  // the first step, compilation included, is one of them
   std::vector<int64_t> input_shape = {28, 28, 1};
   int64_t num_classes = 10;
   graph::ConvAlgorithm conv_algorithm = graph::ConvAlgorithm::kAuto;
@@ -61,6 +65,10 @@ std::pair<int64_t, int64_t> Jiffies() {
 }
 
 Status RunBench(const BenchArgs& a) {
+  if (a.steps < 0) return InvalidArgumentError("--steps must be 0 (timed by --min_seconds) or positive, got ", a.steps);
+  if (a.warmup_steps < 1)
+    return InvalidArgumentError("--warmup_steps must be at least 1 (the first step compiles the plan), got ",
+                                a.warmup_steps);
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   SetIntraOpThreads(a.threads);
@@ -91,9 +99,12 @@ Status RunBench(const BenchArgs& a) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
   };
   STRATA_ASSIGN_OR_RETURN(double first, step());
-  for (int i = 0; i < 2; ++i) STRATA_RETURN_IF_ERROR(step().status());
-  STRATA_ASSIGN_OR_RETURN(double est, step());
-  const int steps = std::max(10, std::min(300, static_cast<int>(a.min_seconds / std::max(est, 1e-6))));
+  double est = first;
+  for (int i = 1; i < a.warmup_steps; ++i) {
+    STRATA_ASSIGN_OR_RETURN(est, step());
+  }
+  const int steps = a.steps > 0 ? a.steps
+                                : std::max(10, std::min(300, static_cast<int>(a.min_seconds / std::max(est, 1e-6))));
   std::vector<double> times;
   const auto [busy0, own0] = Jiffies();
   const auto t0 = Clock::now();
@@ -109,10 +120,10 @@ Status RunBench(const BenchArgs& a) {
   const double med = times[times.size() / 2];
   const graph::RunStats rs = trainer->train_stats();
   std::printf(
-      "{\"model\": \"%s\", \"mixed_precision\": \"%s\", \"batch\": %lld, \"threads\": %d, \"steps\": %d, \"first_step_s\": %.3f, "
+      "{\"model\": \"%s\", \"mixed_precision\": \"%s\", \"batch\": %lld, \"threads\": %d, \"warmup_steps\": %d, \"steps\": %d, \"first_step_s\": %.3f, "
       "\"median_step_ms\": %.3f, \"min_step_ms\": %.3f, \"images_per_s\": %.1f, \"images_per_s_best\": %.1f, "
       "\"foreign_pct\": %.0f, \"cpu_ms_per_step\": %.0f, \"plan_compilations\": %lld, \"params\": %lld}\n",
-      a.model_name.c_str(), std::string(nn::DTypePolicyName(to.mixed_precision)).c_str(), (long long)a.batch_size, a.threads, steps, first, med * 1e3, times[0] * 1e3,
+      a.model_name.c_str(), std::string(nn::DTypePolicyName(to.mixed_precision)).c_str(), (long long)a.batch_size, a.threads, a.warmup_steps, steps, first, med * 1e3, times[0] * 1e3,
       double(a.batch_size) / med, double(a.batch_size) / times[0], 100 * foreign,
       1e3 * double(own1 - own0) / double(sysconf(_SC_CLK_TCK)) / steps, (long long)rs.plan_cache_misses,
       (long long)model->CountParams());
@@ -131,6 +142,8 @@ void AddTrainBenchCommand(CLI::App& app) {
   cmd->add_option("--intra_op_threads", args->threads, "Intra-op threads");
   cmd->add_option("--optimizer", args->optimizer, "sgd (momentum 0.9, as the peer), adam, ...");
   cmd->add_option("--min_seconds", args->min_seconds, "Time the timed steps should take");
+  cmd->add_option("--steps", args->steps, "Time exactly this many steps (default 0: as --min_seconds asks)");
+  cmd->add_option("--warmup_steps", args->warmup_steps, "Untimed steps first, the compiling one included (default 4)");
   AddConvAlgorithmOption(cmd, &args->conv_algorithm);
   cmd->add_option("--mixed_precision", args->mixed_precision, "none, bf16 or fp16 (as strata train)");
   cmd->add_option("--loss_scale", args->loss_scale, "auto, dynamic or off (as strata train)");

@@ -11,7 +11,8 @@ std::vector<std::string> ZooModelNames() {
 }
 
 namespace zoo {
-StatusOr<std::unique_ptr<Model>> BuildApplication(std::string_view name, const ApplicationOptions& o);
+StatusOr<std::unique_ptr<Model>> BuildApplication(std::string_view name, const ApplicationOptions& o,
+                                                  double input_pixel_scale);
 }
 
 namespace {
@@ -63,7 +64,7 @@ StatusOr<std::unique_ptr<Model>> ZooModel(std::string_view name, std::vector<int
     o.classes = num_classes;
     o.classifier_activation = "linear";
     o.output_name = "logits";
-    return zoo::BuildApplication(name, o);
+    return zoo::BuildApplication(name, o, 1.0 / 255);  // the CLI's pipelines feed pixels / 255
   }
   auto in = Input(input_shape, "input_image");
   KerasTensor x;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "nn/zoo/zoo_internal.h"
 #include "strata/nn.h"
 
 namespace strata::nn {
@@ -92,6 +93,48 @@ TEST(ApplicationTest, ParameterCountsMatchKeras) {
   o.include_top = false;
   o.pooling = "mean";
   EXPECT_FALSE(Application("MobileNetV3Small", o).ok());
+}
+
+// ZooModel (what the strata train CLI builds; its pipelines feed pixels / 255) builds MobileNetV3 and EfficientNetV2
+// with input_pixel_scale 1/255, which their preprocessing divides out: fed pixels / 255 it gives what Keras's
+// arguments (the Application, same seed, so the same weights) give on raw 0..255 pixels. Before, the CLI fed pixels /
+// 255 into Rescaling(1/127.5, -1): inputs in [-1, -0.992] instead of [-1, 1]. A non-positive scale is refused.
+TEST(ApplicationTest, ZooModelDividesTheCliPixelScaleOut) {
+  for (const char* name : {"MobileNetV3Small", "EfficientNetV2B0"}) {
+    ApplicationOptions keras;
+    keras.input_shape = {32, 32, 3};
+    keras.classes = 5;
+    keras.classifier_activation = "linear";
+    keras.output_name = "logits";
+    auto a = Application(name, keras, 7);
+    ASSERT_TRUE(a.ok()) << name << ": " << a.status().message();
+    auto zoo = ZooModel(name, {32, 32, 3}, 5);
+    ASSERT_TRUE(zoo.ok()) << name << ": " << zoo.status().message();
+    ASSERT_TRUE((*zoo)->Build(7).ok());
+    Tensor pixels = Tensor::Empty(DType::kFloat32, Shape{2, 32, 32, 3});
+    Tensor unit = Tensor::Empty(DType::kFloat32, Shape{2, 32, 32, 3});
+    for (int64_t i = 0; i < pixels.num_elements(); ++i) {
+      pixels.mutable_values<float>()[i] = float((i * 37) % 256);
+      unit.mutable_values<float>()[i] = pixels.mutable_values<float>()[i] / 255.0f;
+    }
+    const std::vector<float> want = RunModel(**a, pixels), got = RunModel(**zoo, unit);
+    ASSERT_EQ(want.size(), 10u) << name;
+    ASSERT_EQ(got.size(), want.size()) << name;
+    float scale = 0;
+    for (float v : want) scale = std::max(scale, std::fabs(v));
+    ASSERT_GT(scale, 0) << name;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 * scale) << name << " [" << i << "]";
+    // The same weights fed pixels / 255 without the scale (what the CLI computed before): another function.
+    const std::vector<float> unscaled = RunModel(**a, unit);
+    float diff = 0;
+    for (size_t i = 0; i < want.size(); ++i) diff = std::max(diff, std::fabs(unscaled[i] - want[i]));
+    EXPECT_GT(diff, 1e-3 * scale) << name;
+  }
+  ApplicationOptions o;
+  o.input_shape = {32, 32, 3};
+  Status s = zoo::BuildApplication("MobileNetV3Small", o, 0.0).status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("input_pixel_scale must be positive, got 0"), std::string::npos) << s.message();
 }
 
 // A Keras 3 .weights.h5 with one layer group: layers/<key>/vars/{0,1} and the layer name in vars' "name" attribute.

@@ -170,7 +170,8 @@ def continue_in_strata(strata, work, data, name, steps, x_train, y_train, x_test
 def zoo_batchnorm(strata, work):
     """BatchNormalization (moving statistics too) and DepthwiseConv2D through the same mapping: Keras's
     MobileNetV3Small (32x32x3, 10 classes, logits) with seeded random weights in a tf.train.Checkpoint, imported
-    into strata's zoo twin; logits within 1e-4 of their scale (a 60-layer float32 network)."""
+    into strata's zoo twin; logits within 1e-4 of their scale (a 60-layer float32 network), both on raw 0..255
+    pixels (the export's default --raw_pixels bakes in the / 255 that every CLI model, this one too, expects)."""
     keras.utils.set_random_seed(5)
     model = keras.applications.MobileNetV3Small(weights=None, input_shape=(32, 32, 3), classes=10,
                                                 classifier_activation=None, include_preprocessing=True)
@@ -192,7 +193,7 @@ def zoo_batchnorm(strata, work):
         return [f'strata tf_checkpoint import: {err.strip()[-600:]}']
     export = os.path.join(work, 'mnv3', 'export')
     rc, out, err = run([strata, 'export', '--checkpoint_dir', imported, '--model_name', 'MobileNetV3Small',
-                        '--input_shape', '32', '32', '3', '--export_base_dir', export, '--raw_pixels', 'false'])
+                        '--input_shape', '32', '32', '3', '--export_base_dir', export])
     if rc != 0:
         return [f'strata export: {err.strip()[-600:]}']
     x = rng.uniform(0, 255, (4, 32, 32, 3)).astype(np.float32)

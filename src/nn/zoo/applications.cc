@@ -39,16 +39,18 @@ std::unique_ptr<Model> MakeModel(const KerasTensor& in, const KerasTensor& out, 
                                  std::move(name));
 }
 
-// The unbuilt model of a name, or NotFound.
-StatusOr<std::unique_ptr<Model>> BuildApplication(std::string_view name, const ApplicationOptions& o) {
+StatusOr<std::unique_ptr<Model>> BuildApplication(std::string_view name, const ApplicationOptions& o,
+                                                  double input_pixel_scale) {
+  if (!(input_pixel_scale > 0))
+    return InvalidArgumentError(name, ": input_pixel_scale must be positive, got ", input_pixel_scale);
   if (name == "ResNet50V2") return ResNetV2(50, o);
   if (name == "ResNet101V2") return ResNetV2(101, o);
   if (name == "ResNet152V2") return ResNetV2(152, o);
   if (name == "ResNet50") return ResNetV1(50, o);
-  if (name == "MobileNetV3Large") return MobileNetV3(true, o);
-  if (name == "MobileNetV3Small") return MobileNetV3(false, o);
+  if (name == "MobileNetV3Large") return MobileNetV3(true, o, input_pixel_scale);
+  if (name == "MobileNetV3Small") return MobileNetV3(false, o, input_pixel_scale);
   if (name.size() == 16 && name.substr(0, 15) == "EfficientNetV2B" && name[15] >= '0' && name[15] <= '3')
-    return EfficientNetV2(name[15] - '0', o);
+    return EfficientNetV2(name[15] - '0', o, input_pixel_scale);
   return NotFoundError("unknown application '", name, "'; expected one of ", ApplicationNames());
 }
 

@@ -73,7 +73,7 @@ KerasTensor ConvBlock(const KerasTensor& in, const Stage& s, int64_t in_f, int64
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Model>> EfficientNetV2(int variant, const ApplicationOptions& o) {
+StatusOr<std::unique_ptr<Model>> EfficientNetV2(int variant, const ApplicationOptions& o, double input_pixel_scale) {
   static const double kWidth[] = {1.0, 1.0, 1.1, 1.2}, kDepth[] = {1.0, 1.1, 1.2, 1.4};
   static const int64_t kSize[] = {224, 240, 260, 300};
   if (variant < 0 || variant > 3) return InvalidArgumentError("EfficientNetV2 variant must be B0..B3, got ", variant);
@@ -85,11 +85,11 @@ StatusOr<std::unique_ptr<Model>> EfficientNetV2(int variant, const ApplicationOp
   KerasTensor x = in;
   if (o.include_preprocessing) {
     if (shape[2] == 3) {
-      x = Rescaling(1.0 / 255)(x);
+      x = Rescaling(1.0 / (255 * input_pixel_scale))(x);
       x = Normalization({0.485f, 0.456f, 0.406f},
                         {0.229f * 0.229f, 0.224f * 0.224f, 0.225f * 0.225f})(x);
     } else {
-      x = Rescaling(1.0 / 128.0, -1.0)(x);
+      x = Rescaling(1.0 / (128.0 * input_pixel_scale), -1.0)(x);
     }
   }
   x = Conv2D(RoundFilters(kStages[0].input_filters, width), 3,

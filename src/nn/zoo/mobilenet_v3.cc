@@ -90,7 +90,7 @@ KerasTensor InvertedResBlock(const KerasTensor& in, std::vector<int64_t>& hwc, c
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Model>> MobileNetV3(bool large, const ApplicationOptions& o) {
+StatusOr<std::unique_ptr<Model>> MobileNetV3(bool large, const ApplicationOptions& o, double input_pixel_scale) {
   const std::string keras_name = large ? "MobileNetV3Large" : "MobileNetV3Small";
   STRATA_RETURN_IF_ERROR(CheckHeadOptions(keras_name, o));
   if (!(o.alpha > 0)) return InvalidArgumentError(keras_name, ": alpha must be positive, got ", o.alpha);
@@ -100,7 +100,7 @@ StatusOr<std::unique_ptr<Model>> MobileNetV3(bool large, const ApplicationOption
   const Ctx c{o.minimalistic ? 3 : 5, o.minimalistic ? "relu" : "hard_swish", !o.minimalistic, o.alpha};
   KerasTensor in = Input(shape, "input_image");
   KerasTensor x = in;
-  if (o.include_preprocessing) x = Rescaling(1.0 / 127.5, -1.0)(x);
+  if (o.include_preprocessing) x = Rescaling(1.0 / (127.5 * input_pixel_scale), -1.0)(x);
   x = Conv2D(16, 3, {.strides = {2, 2}, .padding = "same", .use_bias = false, .name = "conv"})(x);
   x = Activation(c.activation)(Bn(x, "conv_bn"));
   std::vector<int64_t> hwc{(shape[0] + 1) / 2, (shape[1] + 1) / 2, 16};
