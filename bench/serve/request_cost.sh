@@ -9,6 +9,7 @@
 #
 #   bench/serve/request_cost.sh [BUILD_DIR] [SECONDS] [CONNECTIONS]
 set -euo pipefail
+source "$(dirname "$0")/netns.sh"
 BUILD=${1:-build}
 SECONDS_PER_RUN=${2:-10}
 CONNECTIONS=${3:-32}
@@ -22,19 +23,11 @@ OUT=$(mktemp -d /tmp/strata_request_cost.XXXXXX)
 SERVER_PID=
 cleanup() {
   [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
-  ip netns del "$NS" 2>/dev/null || true
-  ip link del "$VS" 2>/dev/null || true
+  netns_down
   rm -rf "$OUT"
 }
 trap cleanup EXIT
-ip netns add "$NS"
-ip link add "$VS" type veth peer name "$VC"
-ip link set "$VC" netns "$NS"
-ip addr add "$SERVER_IP/24" dev "$VS"
-ip link set "$VS" up
-ip netns exec "$NS" ip addr add "$CLIENT_IP/24" dev "$VC"
-ip netns exec "$NS" ip link set "$VC" up
-ip netns exec "$NS" ip link set lo up
+netns_up
 
 /usr/bin/python3 bench/serve/export_fashion_cnn.py "$OUT" > /dev/null
 touch -d '1 hour ago' "$OUT/cnn/1/model.onnx" "$OUT/cnn/1"

@@ -7,6 +7,7 @@
 #   bench/serve/request_cost_ab.sh BUILD_A BUILD_B [SECONDS] [ROUNDS] [rest|grpc|both]
 # PERF_DIR=dir also records a CPU profile of each server during the first round (perf record -g).
 set -euo pipefail
+source "$(dirname "$0")/netns.sh"
 A=$1 B=$2 SECS=${3:-6} ROUNDS=${4:-4} WHAT=${5:-both}
 export OMP_WAIT_POLICY=passive
 [ "$(id -u)" = 0 ] || { echo "request_cost_ab.sh: needs root for 'ip netns' (network namespaces)" >&2; exit 2; }
@@ -17,19 +18,11 @@ OUT=$(mktemp -d /tmp/strata_request_cost_ab.XXXXXX)
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  ip netns del "$NS" 2>/dev/null || true
-  ip link del "$VS" 2>/dev/null || true
+  netns_down
   rm -rf "$OUT"
 }
 trap cleanup EXIT
-ip netns add "$NS"
-ip link add "$VS" type veth peer name "$VC"
-ip link set "$VC" netns "$NS"
-ip addr add "$SERVER_IP/24" dev "$VS"
-ip link set "$VS" up
-ip netns exec "$NS" ip addr add "$CLIENT_IP/24" dev "$VC"
-ip netns exec "$NS" ip link set "$VC" up
-ip netns exec "$NS" ip link set lo up
+netns_up
 /usr/bin/python3 "$(dirname "$0")/export_fashion_cnn.py" "$OUT" > /dev/null
 touch -d '1 hour ago' "$OUT/cnn/1/model.onnx" "$OUT/cnn/1"
 INPUT=$(/usr/bin/python3 -c "import onnx,sys; print(onnx.load(sys.argv[1]).graph.input[0].name)" "$OUT/cnn.onnx")
