@@ -2,6 +2,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/dnnl/dnnl_common.h"
+#include "ops/dnnl/dnnl_kernels.h"
 #include "tests/ops/op_harness.h"
 
 namespace strata::testing {
@@ -53,6 +55,44 @@ TEST(DnnlBinaryTest, BroadcastingBothWays) {
              .inputs = {F({}, {0, 3}), F({1, 2, 3}, {3})},
              .kernel = "dnnl",
              .expect_decline = true});
+}
+
+// A second operand that varies along one run of dims other than the channel's (stochastic depth's per-sample
+// scale [N, 1, 1, 1], a [1, 1, H, W] mask) runs as oneDNN's per-channel jit case over a 3-D view, not its reference
+// implementation; the numbers are those of the reference kernel.
+TEST(DnnlBinaryTest, PerSampleAndSpatialBroadcasts) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    SCOPED_TRACE(op);
+    RunOpCase({.label = "per sample",
+               .op_type = op,
+               .inputs = {RandomF({6, 5, 7, 9}, 20), RandomF({6, 1, 1, 1}, 21, 0.5f, 2)},
+               .kernel = "dnnl"});
+    RunOpCase({.label = "spatial",
+               .op_type = op,
+               .inputs = {RandomF({3, 4, 7, 9}, 22), RandomF({1, 1, 7, 9}, 23, 0.5f, 2)},
+               .kernel = "dnnl"});
+    RunOpCase({.label = "per sample, broadcast first for commutative ops",
+               .op_type = op,
+               .inputs = {RandomF({2, 1, 1}, 24, 0.5f, 2), RandomF({2, 17, 3}, 25, 0.5f, 2)},
+               .kernel = "dnnl",
+               .expect_decline = std::string_view(op) == "Sub" || std::string_view(op) == "Div"});
+  }
+}
+
+TEST(DnnlBinaryTest, PerSampleScaleAvoidsOneDnnsReferenceImplementation) {
+  graph::Node node;
+  node.op_type = "Mul";
+  node.inputs = {"x", "s"};
+  node.outputs = {"y"};
+  node.opset = 17;
+  const std::vector<ops::ValueType> in = {{DType::kFloat32, PartialShape::Of(Shape({8, 16, 12, 12}))},
+                                          {DType::kFloat32, PartialShape::Of(Shape({8, 1, 1, 1}))}};
+  const std::vector<ops::ValueType> out = {{DType::kFloat32, PartialShape::Of(Shape({8, 16, 12, 12}))}};
+  auto k = ops::onednn::CreateBinary(ops::KernelInit{.node = node, .inputs = in, .outputs = out});
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  const auto* pk = dynamic_cast<const ops::onednn::PrimitiveKernel*>(k->get());
+  ASSERT_NE(pk, nullptr);
+  EXPECT_NE(pk->impl_info().rfind("ref", 0), 0u) << pk->impl_info();
 }
 
 TEST(DnnlEltwiseTest, Relu) {

@@ -26,6 +26,29 @@ Dims Padded(const Shape& s, int rank) {
   return d;
 }
 
+// oneDNN 2.6's jit binary broadcasts a second operand per channel ([1, C, 1, ...]) but sends one that varies only
+// along other dims, such as stochastic depth's per-sample scale [N, 1, 1, 1], to its reference implementation
+// (hundreds of ms on EfficientNetV2's early blocks at batch 32). When `s` equals `y` on one run of consecutive dims
+// and is 1 on all others, both can be seen as 3-D, `y` as [A, C, B] and `s` as [1, C, 1]: the same bytes in the
+// per-channel case. Returns false when `s` has no such run (a scalar, or two separate runs).
+bool AsPerChannel(const Dims& y, const Dims& s, Dims* y3, Dims* s3) {
+  const int rank = static_cast<int>(y.size());
+  int first = -1, last = -1;
+  for (int i = 0; i < rank; ++i)
+    if (s[i] != 1) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  if (first < 0) return false;
+  for (int i = first; i <= last; ++i)
+    if (s[i] != y[i]) return false;
+  Dims d = {1, 1, 1};
+  for (int i = 0; i < rank; ++i) d[i < first ? 0 : i <= last ? 1 : 2] *= y[i];
+  *y3 = d;
+  *s3 = {1, d[1], 1};
+  return true;
+}
+
 const BinaryOp* FindBinary(std::string_view name) {
   for (const BinaryOp& b : kBinaryOps)
     if (b.name == name) return &b;
@@ -144,8 +167,19 @@ StatusOr<std::unique_ptr<Kernel>> CreateBinary(const KernelInit& init) {
     const Dims d0 = Padded(k.input_shape(first), rank), d1 = Padded(k.input_shape(second), rank);
     if (d0 != yd) return Decline("neither operand has the output's shape");
     if (op->alg == Alg::binary_min || op->alg == Alg::binary_max) STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0, 1}));
-    const Md md0 = PlainMd(d0), md1 = PlainMd(d1), dst = PlainMd(yd);
+    Md md0 = PlainMd(d0), md1 = PlainMd(d1), dst = PlainMd(yd);
     dnnl::binary::primitive_desc pd(dnnl::binary::desc(op->alg, md0, md1, dst), Attr(), CpuEngine());
+    Dims y3, s3;
+    if (IsRefImpl(pd) && AsPerChannel(yd, d1, &y3, &s3)) {
+      const Md md0_3 = PlainMd(y3), md1_3 = PlainMd(s3), dst_3 = PlainMd(y3);
+      dnnl::binary::primitive_desc pd3(dnnl::binary::desc(op->alg, md0_3, md1_3, dst_3), Attr(), CpuEngine());
+      if (!IsRefImpl(pd3)) {
+        pd = pd3;
+        md0 = md0_3;
+        md1 = md1_3;
+        dst = dst_3;
+      }
+    }
     const int s0 = k.Input(first, md0, &md0);
     const int s1 = k.Input(second, md1, &md1);
     k.Add(dnnl::binary(pd), pd,
