@@ -173,5 +173,42 @@ TEST(ChannelsLastTest, TrainingBatchNormJoinsTheRegion) {
   EXPECT_EQ(Count(g, "Transpose"), 3);
 }
 
+// A grouped (depthwise) convolution's filter gradient stays channels-first, where the hand-written depthwise kernel
+// runs; the dense convolution's joins the region. Numbers unchanged either way (CheckPass).
+TEST(ChannelsLastTest, DepthwiseFilterGradientStaysChannelsFirst) {
+  GraphBuilder b;
+  b.Input("x", {2, 4, 6, 6})
+      .Constant("w1", RandomF({4, 4, 3, 3}, 1, -0.5f, 0.5f))
+      .Constant("wd", RandomF({4, 1, 5, 5}, 2, -0.3f, 0.3f))
+      .Constant("r", RandomF({2, 4, 6, 6}, 3))
+      .Node("Conv", {"x", "w1"}, {"c1"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Node("Relu", {"c1"}, {"r1"})
+      .Node("Conv", {"r1", "wd"}, {"c2"}, {{"pads", AInts({2, 2, 2, 2})}, {"group", AInt(4)}})
+      .Node("Relu", {"c2"}, {"r2"})
+      .Node("Mul", {"r2", "r"}, {"m"})
+      .Node("ReduceSum", {"m"}, {"loss"}, {{"keepdims", AInt(0)}});
+  graph::Model model = b.model();
+  model.opset_imports["strata"] = 1;
+  std::map<std::string, std::string> grads;
+  const std::vector<std::string> params = {"w1", "wd"};
+  ASSERT_TRUE(graph::BuildGradients(&model.graph, "loss", params, {}, &grads).ok());
+  for (const std::string& w : params) model.graph.outputs.push_back({grads.at(w), DType::kUndefined, {}});
+  ASSERT_EQ(OpCounts(model.graph).at("strata.ConvBackwardFilter"), 2);
+  graph::Graph g = CheckPass(model, {{"x", RandomF({2, 4, 6, 6}, 10)}}, ConvertToChannelsLast, 1e-3, 1e-4);
+  if (ops::OpRegistry::Global().Find("strata", "ChannelsLast")->kernels.empty()) return;  // the pass did nothing
+  int wrapped = 0, plain = 0;
+  for (const graph::Node& n : g.nodes) {
+    if (n.op_type == "ChannelsLast" && n.GetString("op", "") == "ConvBackwardFilter") {
+      ++wrapped;
+      EXPECT_EQ(n.GetInt("group", 1), 1);
+    } else if (n.op_type == "ConvBackwardFilter") {
+      ++plain;
+      EXPECT_EQ(n.GetInt("group", 1), 4);
+    }
+  }
+  EXPECT_EQ(wrapped, 1);
+  EXPECT_EQ(plain, 1);
+}
+
 }  // namespace
 }  // namespace strata::testing
