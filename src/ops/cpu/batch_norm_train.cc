@@ -115,19 +115,86 @@ Status RequireChannelVector(std::string_view op, const ValueType& v, int64_t c, 
   return Status::OK();
 }
 
+// Run-time checks of both layouts' kernels against the plan: X (and dY) of the planned shape, the per-channel inputs
+// (forward: scale, B, input mean and variance; gradient: scale) C float32 values.
+Status CheckForwardInputs(KernelContext& ctx, const Shape& xs, int64_t c) {
+  const Tensor& x = ctx.input(0);
+  if (x.shape() != xs || x.dtype() != DType::kFloat32)
+    return ctx.Error("X is ", x.TypeString(), ", the plan was made for float32", xs.ToString());
+  for (int i = 1; i < 5; ++i)
+    if (ctx.input(i).dtype() != DType::kFloat32 || ctx.input(i).num_elements() != c)
+      return ctx.Error("input ", i, " is ", ctx.input(i).TypeString(), ", the plan was made for float32[", c, "]");
+  return Status::OK();
+}
+
+Status CheckGradInputs(KernelContext& ctx, const Shape& xs, int64_t c) {
+  const Tensor& dy = ctx.input(0);
+  const Tensor& x = ctx.input(1);
+  const Tensor& sc = ctx.input(2);
+  if (x.shape() != xs || x.dtype() != DType::kFloat32 || dy.shape() != xs || dy.dtype() != DType::kFloat32 ||
+      sc.dtype() != DType::kFloat32 || sc.num_elements() != c)
+    return ctx.Error("dY ", dy.TypeString(), ", X ", x.TypeString(), ", scale ", sc.TypeString(),
+                     "; the plan was made for float32", xs.ToString(), " and float32[", c, "]");
+  return Status::OK();
+}
+
+// A channel's batch mean and (population) variance from its shifted sums over m values.
+void ChannelMoments(double s1, double s2, float shift, double m, float* mean, float* var) {
+  const double d = s1 / m;
+  *mean = static_cast<float>(shift + d);
+  *var = static_cast<float>(std::max(0.0, s2 / m - d * d));
+}
+
+// A channel's gradient from its shifted sums over m values: dScale, dB and dX = k1 dY + k2 x + k3.
+struct ChannelGrad {
+  float dscale, dbias, k1, k2, k3;
+};
+ChannelGrad ChannelGradient(const Sums& sums, float shift, double m, float scale, float eps) {
+  const double d = sums.s1 / m;
+  const double mean = shift + d;
+  // Variance as the forward computed it (rounded to float), so that istd matches the forward's.
+  const float var = static_cast<float>(std::max(0.0, sums.s2 / m - d * d));
+  const double istd = 1.0 / std::sqrt(static_cast<double>(var + eps));
+  const double db = sums.sd;                           // sum(dY)
+  const double dsc = (sums.sdx - d * sums.sd) * istd;  // sum(dY (x - mean)) * istd
+  const double a = scale * istd;
+  return {static_cast<float>(dsc), static_cast<float>(db), static_cast<float>(a),
+          static_cast<float>(-a * istd * dsc / m), static_cast<float>(-a * db / m + a * istd * dsc * mean / m)};
+}
+
+// Outputs 1 and 2 where wanted: the forward's running mean and variance (input * momentum + batch * (1 -
+// momentum), from inputs 3 and 4), or the gradient's dScale and dB (shaped as the scale, input 2).
+Status WriteRunningStats(KernelContext& ctx, const std::vector<float>& mean, const std::vector<float>& var,
+                         float momentum) {
+  for (int out = 1; out <= 2; ++out) {
+    if (!ctx.output_wanted(out)) continue;
+    const Tensor& prev = ctx.input(out + 2);
+    STRATA_ASSIGN_OR_RETURN(Tensor * r, ctx.Output(out, DType::kFloat32, prev.shape()));
+    const float* pp = prev.data<float>();
+    const std::vector<float>& batch = out == 1 ? mean : var;
+    float* pr = r->data<float>();
+    for (size_t ch = 0; ch < batch.size(); ++ch) pr[ch] = pp[ch] * momentum + batch[ch] * (1.0f - momentum);
+  }
+  return Status::OK();
+}
+
+Status WriteParameterGrads(KernelContext& ctx, const std::vector<float>& dscale, const std::vector<float>& dbias) {
+  for (int j = 1; j <= 2; ++j) {
+    if (!ctx.output_wanted(j)) continue;
+    STRATA_ASSIGN_OR_RETURN(Tensor * t, ctx.Output(j, DType::kFloat32, ctx.input(2).shape()));
+    std::copy_n((j == 1 ? dscale : dbias).data(), dscale.size(), t->data<float>());
+  }
+  return Status::OK();
+}
+
 class BatchNormTraining final : public Kernel {
  public:
   BatchNormTraining(Geometry g, float eps, float momentum) : g_(std::move(g)), eps_(eps), momentum_(momentum) {}
   std::string_view name() const override { return "cpu"; }
 
   Status Run(KernelContext& ctx) const override {
-    const Tensor& x = ctx.input(0);
-    if (x.shape() != g_.x || x.dtype() != DType::kFloat32)
-      return ctx.Error("X is ", x.TypeString(), ", the plan was made for float32", g_.x.ToString());
-    for (int i = 1; i < 5; ++i)
-      if (ctx.input(i).dtype() != DType::kFloat32 || ctx.input(i).num_elements() != g_.c)
-        return ctx.Error("input ", i, " is ", ctx.input(i).TypeString(), ", the plan was made for float32[", g_.c, "]");
-    const float* px = x.data<float>();
+    STRATA_RETURN_IF_ERROR(CheckForwardInputs(ctx, g_.x, g_.c));
+    const float* px = ctx.input(0).data<float>();
     const float* scale = ctx.input(1).data<float>();
     const float* bias = ctx.input(2).data<float>();
     STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, DType::kFloat32, g_.x));
@@ -140,9 +207,7 @@ class BatchNormTraining final : public Kernel {
         const float s = px[ch * inner];
         Sums sums;
         for (int64_t b = 0; b < n; ++b) AddRowMoments(px + (b * c + ch) * inner, inner, s, &sums);
-        const double d = sums.s1 / m;
-        mean[ch] = static_cast<float>(s + d);
-        var[ch] = static_cast<float>(std::max(0.0, sums.s2 / m - d * d));
+        ChannelMoments(sums.s1, sums.s2, s, m, &mean[ch], &var[ch]);
         const float a = scale[ch] / std::sqrt(var[ch] + eps_);
         const float sh = bias[ch] - mean[ch] * a;
         for (int64_t b = 0; b < n; ++b) {
@@ -152,16 +217,7 @@ class BatchNormTraining final : public Kernel {
         }
       }
     });
-    for (int out = 1; out <= 2; ++out) {
-      if (!ctx.output_wanted(out)) continue;
-      const Tensor& prev = ctx.input(out + 2);
-      STRATA_ASSIGN_OR_RETURN(Tensor * r, ctx.Output(out, DType::kFloat32, prev.shape()));
-      const float* pp = prev.data<float>();
-      const std::vector<float>& batch = out == 1 ? mean : var;
-      float* pr = r->data<float>();
-      for (int64_t ch = 0; ch < c; ++ch) pr[ch] = pp[ch] * momentum_ + batch[ch] * (1.0f - momentum_);
-    }
-    return Status::OK();
+    return WriteRunningStats(ctx, mean, var, momentum_);
   }
 
  private:
@@ -175,16 +231,10 @@ class BatchNormTrainingGrad final : public Kernel {
   std::string_view name() const override { return "cpu"; }
 
   Status Run(KernelContext& ctx) const override {
-    const Tensor& dy = ctx.input(0);
-    const Tensor& x = ctx.input(1);
-    const Tensor& sc = ctx.input(2);
-    if (x.shape() != g_.x || x.dtype() != DType::kFloat32 || dy.shape() != g_.x || dy.dtype() != DType::kFloat32 ||
-        sc.dtype() != DType::kFloat32 || sc.num_elements() != g_.c)
-      return ctx.Error("dY ", dy.TypeString(), ", X ", x.TypeString(), ", scale ", sc.TypeString(),
-                       "; the plan was made for float32", g_.x.ToString(), " and float32[", g_.c, "]");
-    const float* px = x.data<float>();
-    const float* pdy = dy.data<float>();
-    const float* scale = sc.data<float>();
+    STRATA_RETURN_IF_ERROR(CheckGradInputs(ctx, g_.x, g_.c));
+    const float* pdy = ctx.input(0).data<float>();
+    const float* px = ctx.input(1).data<float>();
+    const float* scale = ctx.input(2).data<float>();
     STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, DType::kFloat32, g_.x));
     float* pdx = dx->data<float>();
     std::vector<float> dscale(g_.c), dbias(g_.c);
@@ -196,34 +246,19 @@ class BatchNormTrainingGrad final : public Kernel {
         Sums sums;
         for (int64_t b = 0; b < n; ++b)
           AddRowMomentsWithGrad(px + (b * c + ch) * inner, pdy + (b * c + ch) * inner, inner, s, &sums);
-        const double d = sums.s1 / m;
-        const double mean = s + d;
-        // Variance as the forward computed it (rounded to float), so that istd matches the forward's.
-        const float var = static_cast<float>(std::max(0.0, sums.s2 / m - d * d));
-        const double istd = 1.0 / std::sqrt(static_cast<double>(var + eps_));
-        const double db = sums.sd;                           // sum(dY)
-        const double dsc = (sums.sdx - d * sums.sd) * istd;  // sum(dY (x - mean)) * istd
-        dbias[ch] = static_cast<float>(db);
-        dscale[ch] = static_cast<float>(dsc);
-        const double a = scale[ch] * istd;
-        const float k1 = static_cast<float>(a);
-        const float k2 = static_cast<float>(-a * istd * dsc / m);
-        const float k3 = static_cast<float>(-a * db / m + a * istd * dsc * mean / m);
+        const ChannelGrad k = ChannelGradient(sums, s, m, scale[ch], eps_);
+        dbias[ch] = k.dbias;
+        dscale[ch] = k.dscale;
         for (int64_t b = 0; b < n; ++b) {
           const int64_t off = (b * c + ch) * inner;
           const float* xr = px + off;
           const float* gr = pdy + off;
           float* out = pdx + off;
-          for (int64_t i = 0; i < inner; ++i) out[i] = k1 * gr[i] + k2 * xr[i] + k3;
+          for (int64_t i = 0; i < inner; ++i) out[i] = k.k1 * gr[i] + k.k2 * xr[i] + k.k3;
         }
       }
     });
-    for (int j = 1; j <= 2; ++j) {
-      if (!ctx.output_wanted(j)) continue;
-      STRATA_ASSIGN_OR_RETURN(Tensor * t, ctx.Output(j, DType::kFloat32, sc.shape()));
-      std::copy_n((j == 1 ? dscale : dbias).data(), g_.c, t->data<float>());
-    }
-    return Status::OK();
+    return WriteParameterGrads(ctx, dscale, dbias);
   }
 
  private:
@@ -307,14 +342,9 @@ class BatchNormTrainingNhwc final : public Kernel {
   std::string_view name() const override { return "cpu"; }
 
   Status Run(KernelContext& ctx) const override {
-    const Tensor& x = ctx.input(0);
     const int64_t c = x_[3], rows = x_[0] * x_[1] * x_[2];
-    if (x.shape() != x_ || x.dtype() != DType::kFloat32)
-      return ctx.Error("X is ", x.TypeString(), ", the plan was made for float32", x_.ToString());
-    for (int i = 1; i < 5; ++i)
-      if (ctx.input(i).dtype() != DType::kFloat32 || ctx.input(i).num_elements() != c)
-        return ctx.Error("input ", i, " is ", ctx.input(i).TypeString(), ", the plan was made for float32[", c, "]");
-    const float* px = x.data<float>();
+    STRATA_RETURN_IF_ERROR(CheckForwardInputs(ctx, x_, c));
+    const float* px = ctx.input(0).data<float>();
     const float* scale = ctx.input(1).data<float>();
     const float* bias = ctx.input(2).data<float>();
     std::vector<double> sums;
@@ -322,23 +352,13 @@ class BatchNormTrainingNhwc final : public Kernel {
     std::vector<float> mean(c), var(c), a(c), b(c);
     const double m = static_cast<double>(rows);
     for (int64_t j = 0; j < c; ++j) {
-      const double d = sums[j] / m;
-      mean[j] = static_cast<float>(px[j] + d);
-      var[j] = static_cast<float>(std::max(0.0, sums[c + j] / m - d * d));
+      ChannelMoments(sums[j], sums[c + j], px[j], m, &mean[j], &var[j]);
       a[j] = scale[j] / std::sqrt(var[j] + eps_);
       b[j] = bias[j] - mean[j] * a[j];
     }
     STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, DType::kFloat32, x_));
     AffineRowsNhwc(px, nullptr, a.data(), b.data(), nullptr, y->data<float>(), rows, c);
-    for (int out = 1; out <= 2; ++out) {
-      if (!ctx.output_wanted(out)) continue;
-      const Tensor& prev = ctx.input(out + 2);
-      STRATA_ASSIGN_OR_RETURN(Tensor * r, ctx.Output(out, DType::kFloat32, prev.shape()));
-      const float* pp = prev.data<float>();
-      const std::vector<float>& batch = out == 1 ? mean : var;
-      for (int64_t j = 0; j < c; ++j) r->data<float>()[j] = pp[j] * momentum_ + batch[j] * (1.0f - momentum_);
-    }
-    return Status::OK();
+    return WriteRunningStats(ctx, mean, var, momentum_);
   }
 
  private:
@@ -352,41 +372,27 @@ class BatchNormTrainingGradNhwc final : public Kernel {
   std::string_view name() const override { return "cpu"; }
 
   Status Run(KernelContext& ctx) const override {
-    const Tensor& dy = ctx.input(0);
-    const Tensor& x = ctx.input(1);
-    const Tensor& sc = ctx.input(2);
     const int64_t c = x_[3], rows = x_[0] * x_[1] * x_[2];
-    if (x.shape() != x_ || x.dtype() != DType::kFloat32 || dy.shape() != x_ || dy.dtype() != DType::kFloat32 ||
-        sc.dtype() != DType::kFloat32 || sc.num_elements() != c)
-      return ctx.Error("dY ", dy.TypeString(), ", X ", x.TypeString(), ", scale ", sc.TypeString(),
-                       "; the plan was made for float32", x_.ToString(), " and float32[", c, "]");
-    const float* px = x.data<float>();
-    const float* pdy = dy.data<float>();
-    const float* scale = sc.data<float>();
+    STRATA_RETURN_IF_ERROR(CheckGradInputs(ctx, x_, c));
+    const float* pdy = ctx.input(0).data<float>();
+    const float* px = ctx.input(1).data<float>();
+    const float* scale = ctx.input(2).data<float>();
     std::vector<double> sums;
     ChannelSumsNhwc(px, pdy, rows, c, &sums);
     std::vector<float> dscale(c), dbias(c), k1(c), k2(c), k3(c);
     const double m = static_cast<double>(rows);
     for (int64_t j = 0; j < c; ++j) {
-      const double d = sums[j] / m, mean = px[j] + d;
-      const float var = static_cast<float>(std::max(0.0, sums[c + j] / m - d * d));
-      const double istd = 1.0 / std::sqrt(static_cast<double>(var + eps_));
-      const double db = sums[2 * c + j], dsc = (sums[3 * c + j] - d * db) * istd;
-      dbias[j] = static_cast<float>(db);
-      dscale[j] = static_cast<float>(dsc);
-      const double a = scale[j] * istd;
-      k1[j] = static_cast<float>(a);
-      k2[j] = static_cast<float>(-a * istd * dsc / m);
-      k3[j] = static_cast<float>(-a * db / m + a * istd * dsc * mean / m);
+      const Sums sj{sums[j], sums[c + j], sums[2 * c + j], sums[3 * c + j]};
+      const ChannelGrad k = ChannelGradient(sj, px[j], m, scale[j], eps_);
+      dbias[j] = k.dbias;
+      dscale[j] = k.dscale;
+      k1[j] = k.k1;
+      k2[j] = k.k2;
+      k3[j] = k.k3;
     }
     STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, DType::kFloat32, x_));
     AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), dx->data<float>(), rows, c);
-    for (int j = 1; j <= 2; ++j) {
-      if (!ctx.output_wanted(j)) continue;
-      STRATA_ASSIGN_OR_RETURN(Tensor * t, ctx.Output(j, DType::kFloat32, sc.shape()));
-      std::copy_n((j == 1 ? dscale : dbias).data(), c, t->data<float>());
-    }
-    return Status::OK();
+    return WriteParameterGrads(ctx, dscale, dbias);
   }
 
  private:
