@@ -41,6 +41,23 @@ bool ReadPlainString(const char*& p, const char* end, std::string_view* out) {
   return true;
 }
 
+// After a list element or an object member: a ',' (more follow: *more = true) or the closing `close` (*more =
+// false), with the spaces around them skipped. False on anything else.
+bool SeparatorOrClose(const char*& p, const char* end, char close, bool* more) {
+  SkipSpace(p, end);
+  if (p == end) return false;
+  if (*p == ',') {
+    ++p;
+    SkipSpace(p, end);
+    *more = true;
+    return true;
+  }
+  if (*p != close) return false;
+  ++p;
+  *more = false;
+  return true;
+}
+
 }  // namespace
 
 bool NumericPredictBody::ReadNumber(const char*& p, const char* end) {
@@ -133,20 +150,11 @@ bool NumericPredictBody::ReadValue(const char*& p, const char* end, size_t level
   SkipSpace(p, end);
   if (p < end && *p == ']') return false;  // empty lists: JsonRequest's
   int64_t n = 0;
-  while (true) {
+  for (bool more = true; more;) {
     if (!ReadValue(p, end, level + 1)) return false;
     ++n;
     if (dims_[level] >= 0 && n > dims_[level]) return false;
-    SkipSpace(p, end);
-    if (p == end) return false;
-    if (*p == ',') {
-      ++p;
-      SkipSpace(p, end);
-      continue;
-    }
-    if (*p != ']') return false;
-    ++p;
-    break;
+    if (!SeparatorOrClose(p, end, ']', &more)) return false;
   }
   if (dims_[level] < 0) dims_[level] = n;
   return dims_[level] == n;
@@ -165,7 +173,7 @@ bool NumericPredictBody::Parse(std::string_view body) {
     if (p == end || *p != '{') return false;
     ++p;
     SkipSpace(p, end);
-    while (true) {
+    for (bool more = true; more;) {
       std::string_view key;
       if (!ReadPlainString(p, end, &key)) return false;
       SkipSpace(p, end);
@@ -188,16 +196,7 @@ bool NumericPredictBody::Parse(std::string_view body) {
       } else {
         return false;
       }
-      SkipSpace(p, end);
-      if (p == end) return false;
-      if (*p == ',') {
-        ++p;
-        SkipSpace(p, end);
-        continue;
-      }
-      if (*p != '}') return false;
-      ++p;
-      break;
+      if (!SeparatorOrClose(p, end, '}', &more)) return false;
     }
   } catch (const std::bad_alloc&) {
     return false;  // JsonRequest reports memory exhaustion as such
