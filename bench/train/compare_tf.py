@@ -23,16 +23,10 @@ import keras
 tf.config.threading.set_intra_op_parallelism_threads(2)
 tf.config.threading.set_inter_op_parallelism_threads(1)
 
-
-def busy_share():
-    with open('/proc/stat') as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return v[0] + v[1] + v[2] + v[5] + v[6], sum(v)
-
-
-def own_cpu():
-    t = os.times()
-    return t.user + t.system
+# busy_share / own_cpu / foreign_pct: bench/tf/cpu_share.py. own_cpu also counts reaped children, none of which is
+# reaped while Keras's fit runs, so the differences taken around it are this process's own CPU time.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tf'))
+from cpu_share import busy_share, own_cpu, foreign_pct  # noqa: E402
 
 
 # name -> (input shape, batch)
@@ -85,12 +79,9 @@ def keras_one(name, batch, seconds):
     b0, c0 = busy_share(), own_cpu()
     m.fit(xs, ys, batch_size=batch, epochs=1, verbose=0, shuffle=False, callbacks=[cb])
     b1, c1 = busy_share(), own_cpu()
-    total = (b1[1] - b0[1]) / os.sysconf('SC_CLK_TCK')
-    busy = (b1[0] - b0[0]) / os.sysconf('SC_CLK_TCK')
-    foreign = max(0.0, busy - (c1 - c0)) / total * 100 if total > 0 else 0.0
     med = statistics.median(cb.times)
     return {'model': name, 'batch': batch, 'steps': len(cb.times), 'median_step_ms': med * 1e3,
-            'images_per_s': batch / med, 'foreign_pct': round(foreign),
+            'images_per_s': batch / med, 'foreign_pct': foreign_pct(b0, b1, c0, c1),
             'images_per_cpu_s': batch * len(cb.times) / max(1e-9, c1 - c0)}
 
 
