@@ -62,10 +62,11 @@ StatusOr<std::shared_ptr<Servable>> Servable::Load(const std::string& name, int6
   so.precision = options.precision;
   so.input_signature = options.input_signature;
   so.profiler = options.profiler;
-  if (!FileExists(path) && tf::IsSavedModelDir(dir)) return LoadSavedModel(name, version, dir, so);
+  const bool onnx_file = FileExists(path);
+  if (!onnx_file && tf::IsSavedModelDir(dir)) return LoadSavedModel(name, version, dir, so);
   const std::string tflite_path = JoinPath(dir, kTfliteModelFileName);
-  const bool tflite = !FileExists(path) && FileExists(tflite_path);
-  if (!FileExists(path) && !tflite) return ExplainMissingModel(dir);
+  const bool tflite = !onnx_file && FileExists(tflite_path);
+  if (!onnx_file && !tflite) return ExplainMissingModel(dir);
   // A TensorFlow Lite flatbuffer (float32; src/tf/tflite_import.cc) runs as the strata IR it converts to.
   auto model = tflite ? tf::LoadTflite(tflite_path) : onnx::LoadModel(path);
   if (!model.ok() && tflite) return model.status();  // the TFLite reader's errors name the file
