@@ -1,8 +1,16 @@
-// allreduce_bench (issue 14): the bandwidth of the Trainer's bucketed gradient averaging (MpiCollective::AllReduceMean
-// over a model's worth of tensors, fused into --bucket_mb buckets, one MPI_Iallreduce each) against one plain blocking
+// allreduce_bench (issue 14): the bandwidth of the Trainer's bucketed gradient averaging against one plain blocking
 // MPI_Allreduce of the same bytes in one buffer. Bus bandwidth as NCCL reports it: 2 (n-1)/n x bytes / time.
+// Two bucketed figures:
+// - AllReduceMean: a model's worth of tensors fused into bucket_mb buckets (tensors of 1 MiB or more alone, reduced
+//   where they lie), each bucket as non-blocking reductions of chunk_mb pieces, each piece scaled by 1/n as it
+//   arrives: the Trainer's path without --overlap_allreduce;
+// - overlapped: StartAllReduceMean, then Add of every tensor (in the order given, as the Trainer gives
+//   the gradients in the order backward produces them), then Wait: the Trainer's default
+//   path, which copies every gradient into the collective's bucket buffers as the backward pass hands it over
+//   (here the tensors are cold in memory, unlike a gradient a kernel has just written).
 //
-//   mpirun --oversubscribe -np 2 build/bench/allreduce_bench [total_mb=100] [tensor_mb=4] [bucket_mb=25] [rounds=10]
+//   mpirun --oversubscribe -np 2 build/bench/allreduce_bench [total_mb=100] [tensor_mb=4] [bucket_mb=25]
+//       [rounds=10] [chunk_mb=1]
 #include <mpi.h>
 
 #include <algorithm>
@@ -28,8 +36,10 @@ int main(int argc, char** argv) {
   const double tensor_mb = argc > 2 ? std::atof(argv[2]) : 4;
   const double bucket_mb = argc > 3 ? std::atof(argv[3]) : 25;
   const int rounds = argc > 4 ? std::atoi(argv[4]) : 10;
+  const double chunk_mb = argc > 5 ? std::atof(argv[5]) : 1;
   strata::train::MpiOptions options;
   options.bucket_bytes = static_cast<int64_t>(bucket_mb * (1 << 20));
+  options.chunk_bytes = static_cast<int64_t>(chunk_mb * (1 << 20));
   options.timeout_s = 600;
   auto c = strata::train::MpiCollective::Create(options);
   if (!c.ok()) {
@@ -47,7 +57,9 @@ int main(int argc, char** argv) {
   std::vector<Tensor*> ptrs;
   for (Tensor& t : tensors) ptrs.push_back(&t);
   std::vector<float> plain(total, 1.0f + (*c)->rank());
-  std::vector<double> bucketed_s, plain_s;
+  std::vector<strata::Shape> shapes;
+  for (const Tensor& t : tensors) shapes.push_back(t.shape());
+  std::vector<double> bucketed_s, overlapped_s, plain_s;
   for (int r = 0; r < rounds + 1; ++r) {  // round 0 warms up
     MPI_Barrier(MPI_COMM_WORLD);
     auto t0 = std::chrono::steady_clock::now();
@@ -58,9 +70,37 @@ int main(int argc, char** argv) {
     const double b = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = std::chrono::steady_clock::now();
+    auto pending = (*c)->StartAllReduceMean(shapes, "bench");
+    if (!pending.ok()) {
+      std::fprintf(stderr, "allreduce_bench: %s\n", pending.status().message().c_str());
+      return 1;
+    }
+    for (size_t i = 0; i < tensors.size(); ++i) {  // in bucket order, as the backward pass hands gradients over
+      if (auto s = (*pending)->Add(i, tensors[i]); !s.ok()) {
+        std::fprintf(stderr, "allreduce_bench: %s\n", s.message().c_str());
+        return 1;
+      }
+    }
+    auto means = (*pending)->Wait();
+    if (!means.ok()) {
+      std::fprintf(stderr, "allreduce_bench: %s\n", means.status().message().c_str());
+      return 1;
+    }
+    const double o = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    pending->reset();
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = std::chrono::steady_clock::now();
     MPI_Allreduce(MPI_IN_PLACE, plain.data(), static_cast<int>(total), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     const double p = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (r > 0) bucketed_s.push_back(b), plain_s.push_back(p);
+    if (r > 0) bucketed_s.push_back(b), overlapped_s.push_back(o), plain_s.push_back(p);
+    if (r == 0) {  // the first round's averages: the mean of 1..n; then the values are means, kept by later rounds
+      const float want = (n + 1) / 2.0f;
+      for (const Tensor& t : *means)
+        if (t.data<float>()[0] != want || t.data<float>()[t.num_elements() - 1] != want) {
+          std::fprintf(stderr, "allreduce_bench: wrong overlapped mean %g, want %g\n", t.data<float>()[0], want);
+          return 1;
+        }
+    }
   }
   // Every value must be the mean of 1..n (bucketed) and the sum (plain): a wrong reduction is not a fast one.
   const float want = (n + 1) / 2.0f;
@@ -71,12 +111,14 @@ int main(int argc, char** argv) {
     }
   if ((*c)->rank() == 0) {
     const double bytes = static_cast<double>(total) * 4, bus = 2.0 * (n - 1) / n * bytes / 1e9;
-    const double b = Median(bucketed_s), p = Median(plain_s);
-    std::printf("%d ranks, %.0f MB in %zu tensors of %.1f MB, buckets of %.0f MB, median of %d rounds\n", n,
-                bytes / (1 << 20), tensors.size(), tensor_mb, bucket_mb, rounds);
-    std::printf("bucketed AllReduceMean: %.1f ms, bus bandwidth %.2f GB/s\n", b * 1e3, bus / b);
-    std::printf("plain MPI_Allreduce:    %.1f ms, bus bandwidth %.2f GB/s\n", p * 1e3, bus / p);
+    const double b = Median(bucketed_s), o = Median(overlapped_s), p = Median(plain_s);
+    std::printf("%d ranks, %.0f MB in %zu tensors of %.2f MB, buckets of %.0f MB in pieces of %.2f MB, median of %d "
+                "rounds\n", n, bytes / (1 << 20), tensors.size(), tensor_mb, bucket_mb, chunk_mb, rounds);
+    std::printf("bucketed AllReduceMean:  %.1f ms, bus bandwidth %.2f GB/s\n", b * 1e3, bus / b);
+    std::printf("overlapped (Add, Wait):  %.1f ms, bus bandwidth %.2f GB/s\n", o * 1e3, bus / o);
+    std::printf("plain MPI_Allreduce:     %.1f ms, bus bandwidth %.2f GB/s\n", p * 1e3, bus / p);
     std::printf("bucketed / plain bandwidth: %.2f\n", p / b);
+    std::printf("overlapped / plain bandwidth: %.2f\n", p / o);
   }
   return 0;
 }

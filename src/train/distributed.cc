@@ -222,8 +222,7 @@ std::string MpiCollective::DescribeMissing() const {
          "step legitimately takes that long)";
 }
 
-Status MpiCollective::WaitAll(void* requests, int n, std::string_view what) {
-  MPI_Request* reqs = static_cast<MPI_Request*>(requests);
+Status MpiCollective::PollUntil(const std::function<StatusOr<bool>()>& poll, std::string_view what) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::duration<double>(options_.timeout_s);
   // Poll without pause for the first 50 us (latency), then yield the core between polls (workers may share cores)
@@ -236,9 +235,7 @@ Status MpiCollective::WaitAll(void* requests, int n, std::string_view what) {
   constexpr auto kSpinFor = std::chrono::microseconds(50);
   constexpr auto kYieldFor = std::chrono::milliseconds(20);
   for (;;) {
-    int done = 0;
-    const int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
-    if (rc != MPI_SUCCESS) return MpiStatus(rc, "MPI_Testall", what);
+    STRATA_ASSIGN_OR_RETURN(const bool done, poll());
     if (done) return Status::OK();
     const auto now = std::chrono::steady_clock::now();
     if (now > deadline)
@@ -253,25 +250,130 @@ Status MpiCollective::WaitAll(void* requests, int n, std::string_view what) {
   }
 }
 
-Status MpiCollective::StartBucket(float* data, int n, void* request, std::string_view what) {
-  MPI_Request* req = static_cast<MPI_Request*>(request);
-  const int rc = options_.deterministic
-                     ? MPI_Ireduce(rank_ == 0 ? MPI_IN_PLACE : data, data, n, MPI_FLOAT, OrderedSumOp(), 0,
-                                   MPI_COMM_WORLD, req)
-                     : MPI_Iallreduce(MPI_IN_PLACE, data, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, req);
-  return MpiStatus(rc, options_.deterministic ? "MPI_Ireduce" : "MPI_Iallreduce", what);
+Status MpiCollective::WaitAll(void* requests, int n, std::string_view what) {
+  MPI_Request* reqs = static_cast<MPI_Request*>(requests);
+  return PollUntil(
+      [&]() -> StatusOr<bool> {
+        int done = 0;
+        STRATA_RETURN_IF_ERROR(MpiStatus(MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), "MPI_Testall", what));
+        return done != 0;
+      },
+      what);
 }
 
-Status MpiCollective::FinishBuckets(void* requests, float* const* data, const int* counts, int n,
-                                    std::string_view what) {
-  MPI_Request* reqs = static_cast<MPI_Request*>(requests);
-  STRATA_RETURN_IF_ERROR(WaitAll(reqs, n, what));
-  if (!options_.deterministic) return Status::OK();
-  for (int b = 0; b < n; ++b)  // rank 0 holds the sums: every rank takes its bits
-    STRATA_RETURN_IF_ERROR(
-        MpiStatus(MPI_Ibcast(data[b], counts[b], MPI_FLOAT, 0, MPI_COMM_WORLD, &reqs[b]), "MPI_Ibcast", what));
-  return WaitAll(reqs, n, what);
-}
+// The sums (or, with scale 1/size, the means) of buckets of floats, reduced in place across the workers. Each bucket
+// is cut into pieces of at most chunk_bytes, each its own non-blocking reduction, all in flight together
+// (MPI_Iallreduce with MPI_SUM; under `deterministic`, MPI_Ireduce with the rank-ordered sum to rank 0, then
+// MPI_Ibcast of rank 0's bits). Progress scales every piece that every rank holds as soon as it sees it complete,
+// while the piece is still in cache, instead of in one more pass over all the floats at the end.
+//
+// Every worker must make the same MPI calls in the same order: pieces start in bucket order (Start, called at the
+// same point of the step on every worker); under `deterministic` the broadcasts start only in Finish, after every
+// bucket has started, in piece order, each once its own and every earlier piece's reduction is complete. The
+// pieces change no result bit: the sum is elementwise, and the cut is the same on every worker and in both of the
+// Trainer's paths (overlapped or not).
+class MpiCollective::Chunked {
+ public:
+  Chunked(MpiCollective* c, float scale, std::string_view what) : c_(c), scale_(scale), what_(what) {}
+  Chunked(const Chunked&) = delete;
+  Chunked& operator=(const Chunked&) = delete;
+
+  // Starts the reduction of the `n` floats at `data` (in place) as the next bucket.
+  Status Start(float* data, int64_t n) {
+    const int64_t piece =  // a multiple of 16 floats (64 bytes), within MPI's int count
+        std::clamp<int64_t>(c_->options_.chunk_bytes / 4 / 16 * 16, 16, INT_MAX / 16 * 16);
+    first_piece_.push_back(pieces_.size());
+    for (int64_t off = 0; off < n; off += piece) {
+      const int count = static_cast<int>(std::min(piece, n - off));
+      pieces_.push_back({data + off, count, kReducing});
+      reqs_.push_back(MPI_REQUEST_NULL);
+      MPI_Request* req = &reqs_.back();
+      const int rc = c_->options_.deterministic
+                         ? MPI_Ireduce(c_->rank_ == 0 ? MPI_IN_PLACE : data + off, data + off, count, MPI_FLOAT,
+                                       OrderedSumOp(), 0, MPI_COMM_WORLD, req)
+                         : MPI_Iallreduce(MPI_IN_PLACE, data + off, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, req);
+      STRATA_RETURN_IF_ERROR(MpiStatus(rc, c_->options_.deterministic ? "MPI_Ireduce" : "MPI_Iallreduce", what_));
+    }
+    return Status::OK();
+  }
+
+  // Lets MPI progress and completes the pieces it has finished; true once every started piece is done (summed,
+  // broadcast where deterministic, scaled).
+  StatusOr<bool> Progress() { return Poll(/*finishing=*/false); }
+
+  // Waits until every started piece is done.
+  Status Finish() {
+    return c_->PollUntil([this] { return Poll(/*finishing=*/true); }, what_);
+  }
+
+  // Whether every piece of bucket `b` is done.
+  bool BucketDone(size_t b) const {
+    const size_t end = b + 1 < first_piece_.size() ? first_piece_[b + 1] : pieces_.size();
+    for (size_t i = first_piece_[b]; i < end; ++i)
+      if (pieces_[i].phase != kDone) return false;
+    return true;
+  }
+
+  // Requests still in flight (MPI may write into the buckets until they complete).
+  bool InFlight() const {
+    for (const MPI_Request& r : reqs_)
+      if (r != MPI_REQUEST_NULL) return true;
+    return false;
+  }
+
+ private:
+  enum Phase : uint8_t { kReducing, kReduced, kBroadcasting, kDone };
+  struct Piece {
+    float* data;
+    int count;
+    Phase phase;
+  };
+
+  StatusOr<bool> Poll(bool finishing) {
+    if (done_ < pieces_.size()) {
+      int out = 0;
+      indices_.resize(reqs_.size());
+      STRATA_RETURN_IF_ERROR(MpiStatus(MPI_Testsome(static_cast<int>(reqs_.size()), reqs_.data(), &out,
+                                                    indices_.data(), MPI_STATUSES_IGNORE),
+                                       "MPI_Testsome", what_));
+      if (out == MPI_UNDEFINED) out = 0;  // no request active
+      for (int k = 0; k < out; ++k) {
+        Piece& p = pieces_[indices_[k]];
+        if (p.phase == kReducing && c_->options_.deterministic) {
+          p.phase = kReduced;  // rank 0 holds the sum; its broadcast starts in Finish, in piece order
+        } else {
+          Done(p);
+        }
+      }
+    }
+    if (finishing && c_->options_.deterministic) {
+      for (; next_bcast_ < pieces_.size() && pieces_[next_bcast_].phase == kReduced; ++next_bcast_) {
+        Piece& p = pieces_[next_bcast_];
+        p.phase = kBroadcasting;
+        STRATA_RETURN_IF_ERROR(MpiStatus(MPI_Ibcast(p.data, p.count, MPI_FLOAT, 0, MPI_COMM_WORLD, &reqs_[next_bcast_]),
+                                         "MPI_Ibcast", what_));
+      }
+    }
+    return done_ == pieces_.size();
+  }
+
+  void Done(Piece& p) {
+    if (scale_ != 1.0f)
+      for (float *q = p.data, *e = p.data + p.count; q < e; ++q) *q *= scale_;
+    p.phase = kDone;
+    ++done_;
+  }
+
+  MpiCollective* c_;
+  float scale_;
+  std::string what_;
+  std::vector<Piece> pieces_;
+  std::vector<MPI_Request> reqs_;    // one per piece; MPI_REQUEST_NULL once complete
+  std::vector<size_t> first_piece_;  // bucket -> its first piece
+  std::vector<int> indices_;         // MPI_Testsome's output
+  size_t done_ = 0;
+  size_t next_bcast_ = 0;  // deterministic: the first piece whose broadcast has not started
+};
 
 Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::string_view what) {
   if (size_ == 1) return Status::OK();
@@ -283,15 +385,11 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
   }
   const std::vector<std::pair<size_t, size_t>> buckets = PlanBuckets(sizes, options_.bucket_bytes);
   if (buffers_.size() < buckets.size()) buffers_.resize(buckets.size());
-  std::vector<MPI_Request> reqs(buckets.size(), MPI_REQUEST_NULL);
   std::vector<float*> data(buckets.size());  // each bucket's contiguous floats
-  std::vector<int> counts(buckets.size());
   std::vector<std::vector<int64_t>> offsets(buckets.size());
+  Chunked reduction(this, 1.0f / static_cast<float>(size_), what);
   for (size_t b = 0; b < buckets.size(); ++b) {
     const int64_t n = BucketLayout(sizes, buckets[b].first, buckets[b].second, &offsets[b]);
-    if (n > INT_MAX)
-      return InvalidArgumentError(what, ": bucket ", b, " has ", n, " elements, more than MPI's int count");
-    counts[b] = static_cast<int>(n);
     if (buckets[b].second - buckets[b].first == 1) {
       data[b] = tensors[buckets[b].first]->data<float>();  // a bucket of one tensor is reduced where it is
     } else {
@@ -302,22 +400,16 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
       data[b] = buf.data();
     }
     // Started as soon as it is packed; the next bucket is packed while it travels.
-    STRATA_RETURN_IF_ERROR(StartBucket(data[b], counts[b], &reqs[b], what));
-    int ignored = 0;
-    MPI_Testall(static_cast<int>(b + 1), reqs.data(), &ignored, MPI_STATUSES_IGNORE);  // progress
+    STRATA_RETURN_IF_ERROR(reduction.Start(data[b], n));
+    STRATA_RETURN_IF_ERROR(reduction.Progress().status());
   }
   const auto t0 = std::chrono::steady_clock::now();
-  STRATA_RETURN_IF_ERROR(
-      FinishBuckets(reqs.data(), data.data(), counts.data(), static_cast<int>(buckets.size()), what));
+  STRATA_RETURN_IF_ERROR(reduction.Finish());
   last_wait_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const float scale = 1.0f / static_cast<float>(size_);
-  for (size_t b = 0; b < buckets.size(); ++b) {
-    for (size_t i = buckets[b].first; i < buckets[b].second; ++i) {
-      const float* p = data[b] + offsets[b][i - buckets[b].first];
-      float* q = tensors[i]->data<float>();
-      const int64_t n = tensors[i]->num_elements();
-      for (int64_t k = 0; k < n; ++k) q[k] = p[k] * scale;  // in place for a bucket of one tensor
-    }
+  for (size_t b = 0; b < buckets.size(); ++b) {  // the means of fused buckets back into their tensors
+    if (buckets[b].second - buckets[b].first == 1) continue;
+    for (size_t i = buckets[b].first; i < buckets[b].second; ++i)
+      std::memcpy(tensors[i]->data<float>(), data[b] + offsets[b][i - buckets[b].first], tensors[i]->byte_size());
   }
   return Status::OK();
 }
@@ -326,12 +418,11 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
 class MpiCollective::Pending final : public PendingAllReduce {
  public:
   Pending(MpiCollective* c, const std::vector<Shape>& shapes, std::string_view what)
-      : c_(c), shapes_(shapes), what_(what) {}
+      : c_(c), shapes_(shapes), what_(what), reduction_(c, 1.0f / static_cast<float>(c->size_), what) {}
   ~Pending() override {
     // Abandoned with reductions in flight (an error mid-step): MPI may still write into the bucket buffers, so they
     // stay as they are and the collective refuses another overlapped reduction.
-    for (size_t b = 0; b < started_; ++b)
-      if (reqs_[b] != MPI_REQUEST_NULL) c_->pending_abandoned_ = true;
+    if (reduction_.InFlight()) c_->pending_abandoned_ = true;
     c_->pending_active_ = false;
   }
 
@@ -346,8 +437,6 @@ class MpiCollective::Pending final : public PendingAllReduce {
       std::vector<int64_t> offsets;
       const int64_t n = BucketLayout(sizes, buckets_[b].first, buckets_[b].second, &offsets);
       for (size_t i = buckets_[b].first; i < buckets_[b].second; ++i) place_[i] = {b, offsets[i - buckets_[b].first]};
-      if (n > INT_MAX)
-        return InvalidArgumentError(what_, ": bucket ", b, " has ", n, " elements, more than MPI's int count");
       SharedBucket& buf = bufs[b];
       if (buf.data == nullptr || buf.capacity < n || buf.data.use_count() > 1) {  // views of it may still be read
         const int64_t capacity = (n + 15) / 16 * 16 + 16;  // a multiple of 64 bytes, as aligned_alloc wants
@@ -359,11 +448,10 @@ class MpiCollective::Pending final : public PendingAllReduce {
       }
       keep_.push_back(buf.data);
       data_.push_back(buf.data.get());
-      counts_.push_back(static_cast<int>(n));
+      counts_.push_back(n);
       missing_.push_back(buckets_[b].second - buckets_[b].first);
     }
     added_.assign(shapes_.size(), 0);
-    reqs_.assign(buckets_.size(), MPI_REQUEST_NULL);
     return Status::OK();
   }
 
@@ -381,7 +469,7 @@ class MpiCollective::Pending final : public PendingAllReduce {
     --missing_[b];
     // In bucket order, so that every worker starts the same reductions in the same order.
     while (started_ < buckets_.size() && missing_[started_] == 0) {
-      STRATA_RETURN_IF_ERROR(c_->StartBucket(data_[started_], counts_[started_], &reqs_[started_], what_));
+      STRATA_RETURN_IF_ERROR(reduction_.Start(data_[started_], counts_[started_]));
       ++started_;
       if (added_count_ < added_.size()) ++c_->overlap_stats_.started_early;
     }
@@ -390,13 +478,7 @@ class MpiCollective::Pending final : public PendingAllReduce {
 
   Status Test() override {
     if (started_ == 0) return Status::OK();
-    // Testsome: completed requests become MPI_REQUEST_NULL (Wait counts them).
-    int done = 0;
-    std::vector<int>& indices = indices_;
-    indices.resize(started_);
-    return MpiStatus(MPI_Testsome(static_cast<int>(started_), reqs_.data(), &done, indices.data(),
-                                  MPI_STATUSES_IGNORE),
-                     "MPI_Testsome", what_);
+    return reduction_.Progress().status();
   }
 
   StatusOr<std::vector<Tensor>> Wait() override {
@@ -406,12 +488,8 @@ class MpiCollective::Pending final : public PendingAllReduce {
           return FailedPreconditionError(what_, ": tensor ", i, " (", shapes_[i].ToString(), ") was never added");
     }
     c_->overlap_stats_.buckets += static_cast<int64_t>(buckets_.size());
-    for (size_t b = 0; b < started_; ++b) c_->overlap_stats_.done_before_wait += reqs_[b] == MPI_REQUEST_NULL;
-    STRATA_RETURN_IF_ERROR(
-        c_->FinishBuckets(reqs_.data(), data_.data(), counts_.data(), static_cast<int>(buckets_.size()), what_));
-    const float scale = 1.0f / static_cast<float>(c_->size_);
-    for (size_t b = 0; b < data_.size(); ++b)
-      for (float *p = data_[b], *e = data_[b] + counts_[b]; p < e; ++p) *p *= scale;
+    for (size_t b = 0; b < started_; ++b) c_->overlap_stats_.done_before_wait += reduction_.BucketDone(b);
+    STRATA_RETURN_IF_ERROR(reduction_.Finish());  // the means, every piece scaled as it arrived
     std::vector<Tensor> means;
     means.reserve(shapes_.size());
     for (size_t i = 0; i < shapes_.size(); ++i)
@@ -424,16 +502,15 @@ class MpiCollective::Pending final : public PendingAllReduce {
   MpiCollective* c_;
   std::vector<Shape> shapes_;
   std::string what_;
+  Chunked reduction_;
   std::vector<std::pair<size_t, size_t>> buckets_;
   std::vector<std::pair<size_t, int64_t>> place_;  // tensor -> (bucket, offset in its buffer)
   std::vector<std::shared_ptr<float>> keep_;  // the bucket buffers, held while this reduction lives
   std::vector<float*> data_;
-  std::vector<int> counts_;
+  std::vector<int64_t> counts_;
   std::vector<size_t> missing_;  // tensors each bucket still waits for
   std::vector<uint8_t> added_;
-  std::vector<MPI_Request> reqs_;
-  std::vector<int> indices_;  // MPI_Testsome's output
-  size_t started_ = 0;        // buckets [0, started_) are in flight
+  size_t started_ = 0;  // buckets [0, started_) are in flight
   size_t added_count_ = 0;
 };
 
@@ -453,11 +530,9 @@ StatusOr<std::unique_ptr<PendingAllReduce>> MpiCollective::StartAllReduceMean(co
 
 Status MpiCollective::AllReduceSum(float* data, int64_t n, std::string_view what) {
   if (size_ == 1 || n == 0) return Status::OK();
-  if (n > INT_MAX) return InvalidArgumentError(what, ": ", n, " elements, more than MPI's int count");
-  MPI_Request req = MPI_REQUEST_NULL;
-  STRATA_RETURN_IF_ERROR(StartBucket(data, static_cast<int>(n), &req, what));
-  const int count = static_cast<int>(n);
-  return FinishBuckets(&req, &data, &count, 1, what);
+  Chunked reduction(this, 1.0f, what);
+  STRATA_RETURN_IF_ERROR(reduction.Start(data, n));
+  return reduction.Finish();
 }
 
 Status MpiCollective::Broadcast(const std::vector<Tensor*>& tensors, int root, std::string_view what) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,10 @@ struct MpiOptions {
   // Gradients are fused into buckets of at most this many bytes (in the order given, reverse layer order), each
   // reduced by its own non-blocking allreduce started as soon as it is packed.
   int64_t bucket_bytes = 25 << 20;
+  // Each bucket travels as non-blocking reductions of at most this many bytes, all in flight together: MPI pipelines
+  // several moderate messages better than one large one (on shared memory, 1 MiB pieces of 100 MB reduce faster
+  // than one 100 MB MPI_Allreduce), and each piece is scaled by 1/size as soon as it arrives, while it is in cache.
+  int64_t chunk_bytes = 1 << 20;
   // The longest any collective may wait for the other workers.
   double timeout_s = 60;
   // Fixed-order reduction (rank 0 + rank 1 + ... on rank 0, then broadcast): bitwise-identical results on every
@@ -54,9 +59,9 @@ class MpiCollective final : public Collective {
   Status Broadcast(const std::vector<Tensor*>& tensors, int root, std::string_view what) override;
   Status AllReduceMean(std::vector<double>* values, std::string_view what) override;
   // Overlapped AllReduceMean: the same buckets, reductions and result bits, each bucket's reduction started by the
-  // Add that completes it (in bucket order), progressed by Add and Test. One at a time: the bucket buffers are the
-  // collective's, reused from one to the next. Wait scales the sums in place and returns views of the buckets
-  // (no copy); a bucket whose views are still held when the next reduction starts gets a new buffer.
+  // Add that completes it (in bucket order), progressed by Add and Test (which scale each piece that has arrived).
+  // One at a time: the bucket buffers are the collective's, reused from one to the next. Wait returns views of the
+  // buckets (no copy); a bucket whose views are still held when the next reduction starts gets a new buffer.
   StatusOr<std::unique_ptr<PendingAllReduce>> StartAllReduceMean(const std::vector<Shape>& shapes,
                                                                  std::string_view what) override;
   // Under `deterministic`, in rank order on rank 0 then broadcast (the same bits everywhere); MPI_SUM otherwise.
@@ -85,18 +90,15 @@ class MpiCollective final : public Collective {
   MpiCollective() = default;
   class Pending;
   friend class Pending;
-  // Starts the reduction of `n` floats at `data` in place (MPI_Iallreduce; MPI_Ireduce to rank 0 under
-  // `deterministic`, whose result FinishBuckets then broadcasts). `request` points to an MPI_Request.
-  Status StartBucket(float* data, int n, void* request, std::string_view what);
-  // Waits for `n` buckets started by StartBucket (requests, data, counts): then every rank holds the sums.
-  Status FinishBuckets(void* requests, float* const* data, const int* counts, int n, std::string_view what);
+  class Chunked;  // one reduction's buckets, in pieces of at most chunk_bytes (distributed.cc)
   struct Peer {
     std::string host;
     int64_t pid = 0;
   };
-  // Polls `requests` until they complete, the deadline passes (DeadlineExceeded naming the workers known to be gone)
-  // or MPI reports an error.
-  // `requests` points to `n` MPI_Requests (mpi.h stays out of this header).
+  // Calls `poll` until it returns true, the deadline passes (DeadlineExceeded naming the workers known to be gone)
+  // or it returns an error (MPI's).
+  Status PollUntil(const std::function<StatusOr<bool>()>& poll, std::string_view what);
+  // PollUntil over MPI_Testall of `requests`, which points to `n` MPI_Requests (mpi.h stays out of this header).
   Status WaitAll(void* requests, int n, std::string_view what);
   std::string DescribeMissing() const;
   MpiOptions options_;

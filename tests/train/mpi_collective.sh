@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# tests/train/mpi_collective_test.cc under mpirun with 2 ranks (shared memory): MpiCollective's overlapped reduction
+# tests/train/mpi_collective_test.cc under mpirun with 2 and 4 ranks (shared memory): MpiCollective's overlapped reduction
 # (exact means, bitwise equal to the non-overlapped one, aligned views of reused bucket buffers).
 # usage: mpi_collective.sh path/to/mpi_collective_test
 set -euo pipefail
 command -v mpirun > /dev/null || { echo "SKIP: mpirun not installed (scripts/install-deps.sh: openmpi-bin)"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$1"
+timeout 120 mpirun --oversubscribe --bind-to none -np 4 "$1"
