@@ -121,9 +121,9 @@ struct CompileOptions {
   optim::OptimizerConfig optimizer_config;  // for an optimizer given by name
 };
 
-// A mean over the workers of float32 tensors that become available one by one (gradients, during the backward
-// pass): each bucket's reduction starts as soon as its last tensor is added, so communication overlaps the compute
-// that produces the later ones. Made by Collective::StartAllReduceMean.
+// A mean (or a sum) over the workers of float32 tensors that become available one by one (gradients, during the
+// backward pass): each bucket's reduction starts as soon as its last tensor is added, so communication overlaps the
+// compute that produces the later ones. Made by Collective::StartAllReduceMean (StartAllReduceSum).
 class PendingAllReduce {
  public:
   virtual ~PendingAllReduce() = default;
@@ -133,14 +133,16 @@ class PendingAllReduce {
   virtual Status Add(size_t i, const Tensor& value) = 0;
   // Lets the reductions in flight progress (Open MPI progresses them only inside MPI calls); cheap, never blocks.
   virtual Status Test() = 0;
-  // Waits for every reduction (every tensor must have been added): the means, in the order of the shapes.
+  // Waits for every reduction (every tensor must have been added): the means (sums), in the order of the shapes.
   virtual StatusOr<std::vector<Tensor>> Wait() = 0;
 };
 
 // Data-parallel training (docs/training.md "Multi-worker training"): what a Trainer needs from the collective layer
 // of a group of workers (src/train/distributed.h implements it over MPI). With a collective of size > 1, the training
 // step runs as two graphs, forward+backward then the optimizer update, with the gradients averaged across workers in
-// between; the initial weights are rank 0's, and the logs are averaged across workers.
+// between; the initial weights are rank 0's, and the logs are averaged across workers. The gradient graph divides
+// the loss (and the batch-norm statistics it outputs) by the number of workers, which costs nothing, so the trainer
+// averages by summing (AllReduceSum, StartAllReduceSum) instead of dividing every gradient after the reduction.
 class Collective {
  public:
   virtual ~Collective() = default;
@@ -161,6 +163,12 @@ class Collective {
   // Replaces `n` floats by their sum over the workers, now (SyncBatchNormalization's statistics and their
   // gradients). The default (one worker) leaves them.
   virtual Status AllReduceSum(float* data, int64_t n, std::string_view what);
+  // AllReduceMean and StartAllReduceMean without the division: every tensor replaced by its sum over the workers,
+  // with the same buckets. The defaults call AllReduceSum(data, n) on each tensor, and collect the tensors of a
+  // StartAllReduceSum until Wait.
+  virtual Status AllReduceSum(const std::vector<Tensor*>& tensors, std::string_view what);
+  virtual StatusOr<std::unique_ptr<PendingAllReduce>> StartAllReduceSum(const std::vector<Shape>& shapes,
+                                                                        std::string_view what);
 };
 // Dynamic loss scaling, Keras's LossScaleOptimizer (docs/training.md "Mixed precision"): the loss is multiplied by
 // the scale before the backward pass and every gradient divided by it before the update (exact: the scale is a power

@@ -376,6 +376,14 @@ class MpiCollective::Chunked {
 };
 
 Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::string_view what) {
+  return ReduceTensors(tensors, 1.0f / static_cast<float>(size_), what);
+}
+
+Status MpiCollective::AllReduceSum(const std::vector<Tensor*>& tensors, std::string_view what) {
+  return ReduceTensors(tensors, 1.0f, what);
+}
+
+Status MpiCollective::ReduceTensors(const std::vector<Tensor*>& tensors, float scale, std::string_view what) {
   if (size_ == 1) return Status::OK();
   std::vector<int64_t> sizes;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -387,7 +395,7 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
   if (buffers_.size() < buckets.size()) buffers_.resize(buckets.size());
   std::vector<float*> data(buckets.size());  // each bucket's contiguous floats
   std::vector<std::vector<int64_t>> offsets(buckets.size());
-  Chunked reduction(this, 1.0f / static_cast<float>(size_), what);
+  Chunked reduction(this, scale, what);
   for (size_t b = 0; b < buckets.size(); ++b) {
     const int64_t n = BucketLayout(sizes, buckets[b].first, buckets[b].second, &offsets[b]);
     if (buckets[b].second - buckets[b].first == 1) {
@@ -417,8 +425,8 @@ Status MpiCollective::AllReduceMean(const std::vector<Tensor*>& tensors, std::st
 // StartAllReduceMean's reduction: the tensors are copied into the collective's bucket buffers as they are added.
 class MpiCollective::Pending final : public PendingAllReduce {
  public:
-  Pending(MpiCollective* c, const std::vector<Shape>& shapes, std::string_view what)
-      : c_(c), shapes_(shapes), what_(what), reduction_(c, 1.0f / static_cast<float>(c->size_), what) {}
+  Pending(MpiCollective* c, const std::vector<Shape>& shapes, float scale, std::string_view what)
+      : c_(c), shapes_(shapes), what_(what), reduction_(c, scale, what) {}
   ~Pending() override {
     // Abandoned with reductions in flight (an error mid-step): MPI may still write into the bucket buffers, so they
     // stay as they are and the collective refuses another overlapped reduction.
@@ -489,7 +497,7 @@ class MpiCollective::Pending final : public PendingAllReduce {
     }
     c_->overlap_stats_.buckets += static_cast<int64_t>(buckets_.size());
     for (size_t b = 0; b < started_; ++b) c_->overlap_stats_.done_before_wait += reduction_.BucketDone(b);
-    STRATA_RETURN_IF_ERROR(reduction_.Finish());  // the means, every piece scaled as it arrived
+    STRATA_RETURN_IF_ERROR(reduction_.Finish());  // the sums, every piece scaled (means) as it arrived
     std::vector<Tensor> means;
     means.reserve(shapes_.size());
     for (size_t i = 0; i < shapes_.size(); ++i)
@@ -517,12 +525,23 @@ class MpiCollective::Pending final : public PendingAllReduce {
 StatusOr<std::unique_ptr<PendingAllReduce>> MpiCollective::StartAllReduceMean(const std::vector<Shape>& shapes,
                                                                                std::string_view what) {
   if (size_ == 1) return Collective::StartAllReduceMean(shapes, what);
+  return StartReduction(shapes, 1.0f / static_cast<float>(size_), what);
+}
+
+StatusOr<std::unique_ptr<PendingAllReduce>> MpiCollective::StartAllReduceSum(const std::vector<Shape>& shapes,
+                                                                              std::string_view what) {
+  if (size_ == 1) return Collective::StartAllReduceSum(shapes, what);
+  return StartReduction(shapes, 1.0f, what);
+}
+
+StatusOr<std::unique_ptr<PendingAllReduce>> MpiCollective::StartReduction(const std::vector<Shape>& shapes,
+                                                                          float scale, std::string_view what) {
   if (pending_active_)
     return FailedPreconditionError(what, ": another overlapped reduction is still in progress (one at a time)");
   if (pending_abandoned_)
     return FailedPreconditionError(what, ": an earlier overlapped reduction was abandoned with reductions in flight "
                                    "(after an error); this collective cannot start another: restart the workers");
-  auto p = std::make_unique<Pending>(this, shapes, what);
+  auto p = std::make_unique<Pending>(this, shapes, scale, what);
   pending_active_ = true;
   STRATA_RETURN_IF_ERROR(p->Init());
   return std::unique_ptr<PendingAllReduce>(std::move(p));

@@ -66,6 +66,11 @@ class MpiCollective final : public Collective {
                                                                  std::string_view what) override;
   // Under `deterministic`, in rank order on rank 0 then broadcast (the same bits everywhere); MPI_SUM otherwise.
   Status AllReduceSum(float* data, int64_t n, std::string_view what) override;
+  // AllReduceMean and StartAllReduceMean without the division by the number of workers (the trainer's: its gradient
+  // graph divides the loss instead).
+  Status AllReduceSum(const std::vector<Tensor*>& tensors, std::string_view what) override;
+  StatusOr<std::unique_ptr<PendingAllReduce>> StartAllReduceSum(const std::vector<Shape>& shapes,
+                                                                std::string_view what) override;
   // Replaces `value` by its minimum over the workers.
   Status AllReduceMin(int64_t* value, std::string_view what);
   // FailedPrecondition naming every rank whose `value` differs from rank 0's (`what` says what the value is).
@@ -91,6 +96,10 @@ class MpiCollective final : public Collective {
   class Pending;
   friend class Pending;
   class Chunked;  // one reduction's buckets, in pieces of at most chunk_bytes (distributed.cc)
+  // The bucketed reduction of AllReduceMean (scale 1/size) and AllReduceSum (scale 1), and of their Start versions.
+  Status ReduceTensors(const std::vector<Tensor*>& tensors, float scale, std::string_view what);
+  StatusOr<std::unique_ptr<PendingAllReduce>> StartReduction(const std::vector<Shape>& shapes, float scale,
+                                                             std::string_view what);
   struct Peer {
     std::string host;
     int64_t pid = 0;

@@ -518,7 +518,8 @@ std::vector<std::pair<std::string, std::string>> ReducedOutputs(const CompiledGr
 
 // Multi-worker step, the gradient graph: its run reduces through the collective (SyncBatchNormalization), and with
 // overlap_allreduce each gradient (reverse layer order), then each batch-norm statistic, joins the collective's
-// overlapped mean as soon as the run has computed it, its bucket's reduction starting when the bucket is complete.
+// overlapped sum as soon as the run has computed it, its bucket's reduction starting when the bucket is complete
+// (the graph divided the loss and the statistics by the number of workers: the sums are the means).
 Status Trainer::Impl::RunGradientStep(const std::vector<std::pair<std::string, Tensor>>& feeds,
                                       std::vector<Tensor>* results) {
   CompiledGraph& cg = *train;
@@ -544,7 +545,7 @@ Status Trainer::Impl::RunGradientStep(const std::vector<std::pair<std::string, T
       hooks.taken_fetches[cg.fetch_index.at(out)] = 1;  // the means replace them: the run need not copy them out
       shapes.push_back(state.weights.at(weight).shape());
     }
-    STRATA_ASSIGN_OR_RETURN(pending, c.StartAllReduceMean(shapes, "the gradients"));
+    STRATA_ASSIGN_OR_RETURN(pending, c.StartAllReduceSum(shapes, "the gradients"));
     PendingAllReduce* reduction = pending.get();
     hooks.on_fetch_ready = [&, reduction](size_t fetch, const Tensor& value) {
       if (pending_of_fetch[fetch] < 0) return Status::OK();
@@ -564,8 +565,9 @@ Status Trainer::Impl::RunGradientStep(const std::vector<std::pair<std::string, T
 }
 
 // Multi-worker step, after the gradient graph ran: averages the gradients (reverse layer order, bucketed by the
-// collective) and the batch-norm statistics across workers (or waits for the overlapped reduction RunGradientStep
-// started), then runs the update graph on the averages.
+// collective) and the batch-norm statistics across workers by summing them (the gradient graph divided them by the
+// number of workers), or waits for the overlapped reduction RunGradientStep started; then runs the update graph on
+// the averages.
 Status Trainer::Impl::ApplyAveragedGradients(std::vector<Tensor>& results) {
   CompiledGraph& cg = *train;
   if (pending) {
@@ -592,7 +594,7 @@ Status Trainer::Impl::ApplyAveragedGradients(std::vector<Tensor>& results) {
     stats.push_back(&t);
   }
   for (Tensor* t : stats) grads.push_back(t);
-  STRATA_RETURN_IF_ERROR(options.collective->AllReduceMean(grads, "the gradients"));
+  STRATA_RETURN_IF_ERROR(options.collective->AllReduceSum(grads, "the gradients"));
   comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return RunUpdateGraph(results);
 }

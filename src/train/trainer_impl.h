@@ -16,6 +16,8 @@ inline constexpr char kLrInput[] = "strata/lr";
 inline constexpr char kIterationsInput[] = "strata/iterations";
 inline constexpr char kSeedInput[] = "strata/step_seed";
 inline constexpr char kLossOutput[] = "loss";
+// Multi-worker gradient graph: 1 / workers, the factor of the differentiated loss and the batch-norm statistics.
+inline constexpr char kPerWorkerScale[] = "strata/per_worker_scale";
 // Loss scaling (LossScaleOptions): the scale fed each step, and the output that is 0 when every scaled gradient is
 // finite (NaN otherwise).
 inline constexpr char kLossScaleInput[] = "strata/loss_scale";

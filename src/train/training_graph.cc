@@ -274,11 +274,13 @@ int64_t StepSeed(uint64_t seed, int64_t iterations) {
 namespace {
 
 // The forward pass in training mode, the losses and the gradients of every trainable weight (weight -> gradient
-// value, in `grads`); the graph's outputs are the loss and the model outputs a metric reads.
+// value, in `grads`); the graph's outputs are the loss and the model outputs a metric reads. With workers > 1 the
+// gradients are those of loss / workers (the backward seed is 1 / workers instead of 1: no op added to the backward
+// pass), so that their sum over the workers is the gradient of the mean loss.
 StatusOr<nn::ForwardGraph> BuildForwardBackward(const nn::Model& model, const std::vector<OutputSpec>& outputs,
                                                 const std::map<std::string, DType>& label_dtypes,
-                                                const TrainerOptions& options, bool loss_scaling, CompiledGraph* cg,
-                                                std::map<std::string, std::string>* grads) {
+                                                const TrainerOptions& options, bool loss_scaling, int workers,
+                                                CompiledGraph* cg, std::map<std::string, std::string>* grads) {
   nn::GraphOptions go;
   go.training = true;
   go.weights_as_inputs = true;
@@ -302,7 +304,12 @@ StatusOr<nn::ForwardGraph> BuildForwardBackward(const nn::Model& model, const st
   for (const nn::WeightSpec& w : model.weight_specs())
     if (w.trainable) wrt.push_back(w.name);
   graph::GradientOptions gopts;
-  const std::string differentiated = loss_scaling ? ScaleLoss(g) : std::string(kLossOutput);
+  std::string differentiated = loss_scaling ? ScaleLoss(g) : std::string(kLossOutput);
+  if (workers > 1) {
+    g.initializers[kPerWorkerScale] = Tensor::Scalar<float>(1.0f / static_cast<float>(workers));
+    g.nodes.push_back(MakeNode("Mul", "loss/per_worker", {differentiated, kPerWorkerScale}));
+    differentiated = g.nodes.back().outputs[0];
+  }
   STRATA_RETURN_IF_ERROR(graph::BuildGradients(&g, differentiated, wrt, gopts, grads));
   cg->loss_scaling = loss_scaling;
   if (loss_scaling) UnscaleGradients(g, grads);
@@ -353,7 +360,7 @@ StatusOr<CompiledGraph> BuildTrainGraph(const nn::Model& model, const optim::Opt
   CompiledGraph cg;
   std::map<std::string, std::string> grads;
   STRATA_ASSIGN_OR_RETURN(nn::ForwardGraph fg,
-                          BuildForwardBackward(model, outputs, label_dtypes, options, loss_scaling, &cg, &grads));
+                          BuildForwardBackward(model, outputs, label_dtypes, options, loss_scaling, 1, &cg, &grads));
   graph::Graph& g = fg.graph;
   g.inputs.push_back(Scalar(kLrInput, DType::kFloat32));
   g.inputs.push_back(Scalar(kIterationsInput, DType::kInt64));
@@ -376,9 +383,11 @@ StatusOr<CompiledGraph> BuildGradientGraph(const nn::Model& model, const std::ve
                                            const TrainerOptions& options) {
   CompiledGraph cg;
   std::map<std::string, std::string> grads;
-  // Multi-worker steps do not scale the loss (the trainer refuses loss scaling with a collective).
+  // Multi-worker steps do not scale the loss (the trainer refuses loss scaling with a collective); they divide it by
+  // the number of workers, and the batch-norm statistics too, so that the trainer's sum over the workers is the mean.
+  const int workers = options.collective != nullptr ? options.collective->size() : 1;
   STRATA_ASSIGN_OR_RETURN(nn::ForwardGraph fg,
-                          BuildForwardBackward(model, outputs, label_dtypes, options, false, &cg, &grads));
+                          BuildForwardBackward(model, outputs, label_dtypes, options, false, workers, &cg, &grads));
   graph::Graph& g = fg.graph;
   // Reverse layer order: the last layers' gradients are the first ones backward produces.
   const std::vector<nn::WeightSpec>& specs = model.weight_specs();
@@ -390,8 +399,13 @@ StatusOr<CompiledGraph> BuildGradientGraph(const nn::Model& model, const std::ve
       AddOutput(g, out);
   }
   for (const auto& [weight, value] : fg.state_updates) {
-    cg.weight_outputs[weight] = value;
-    AddOutput(g, value);
+    std::string out = value;
+    if (workers > 1) {
+      g.nodes.push_back(MakeNode("Mul", StrCat(value, "/per_worker"), {value, kPerWorkerScale}));
+      out = g.nodes.back().outputs[0];
+    }
+    cg.weight_outputs[weight] = out;
+    AddOutput(g, out);
   }
   STRATA_RETURN_IF_ERROR(graph::TopologicalSort(&g));
   STRATA_RETURN_IF_ERROR(Finish(&cg, std::move(g), options));

@@ -5,7 +5,8 @@
 //   allocation per step) unless a view of it is still held, which then keeps its values;
 // - buckets cut into many pieces (1 KiB here: the 1 MiB tensor travels as 1,024 reductions in flight together, each
 //   scaled as it arrives) give the means an independent reference computes from every rank's values (MPI_Allgather),
-//   plain and deterministic, and the same bits as the default 1 MiB pieces.
+//   plain and deterministic, and the same bits as the default 1 MiB pieces;
+// - AllReduceSum and StartAllReduceSum (the trainer's) give the exact sums, overlapped bit for bit non-overlapped.
 // Exits 0 when every check passed on every rank, 1 otherwise (each failure printed with the rank).
 #include <mpi.h>
 
@@ -60,8 +61,8 @@ int main() {
   rank = c.rank();
   const int n = c.size();
   // Odd sizes, so that fused tensors do not end on 64-byte boundaries; one of 1 MiB, a bucket of its own.
-  const std::vector<Shape> shapes = {Shape({3}), Shape({5, 7}), Shape({300}), Shape({17}), Shape({256 << 10}),
-                                     Shape({2, 9})};
+  const std::vector<Shape> shapes = {Shape({3}),  Shape({5, 7}),      Shape({300}),
+                                     Shape({17}), Shape({256 << 10}), Shape({2, 9})};
 
   // 1. Exact means: rank r holds (r + 1) * (k % 7 + 1) + 100 * round + i, whose mean over n ranks is
   //    (n + 1) / 2 * (k % 7 + 1) + 100 * round + i (exact in float for n = 2: halves).
@@ -161,8 +162,8 @@ int main() {
     for (size_t i = 0; i < shapes.size(); ++i) {
       const int64_t count = mine[i].num_elements();
       std::vector<float> everyone(count * n);
-      MPI_Allgather(mine[i].data<float>(), static_cast<int>(count), MPI_FLOAT, everyone.data(),
-                    static_cast<int>(count), MPI_FLOAT, MPI_COMM_WORLD);
+      MPI_Allgather(mine[i].data<float>(), static_cast<int>(count), MPI_FLOAT, everyone.data(), static_cast<int>(count),
+                    MPI_FLOAT, MPI_COMM_WORLD);
       const float* got = small_pieces[i].data<float>();
       for (int64_t k = 0; k < count; ++k) {
         float sum = 0;
@@ -176,6 +177,36 @@ int main() {
                                : "means in 1 KiB pieces == the reference (MPI_SUM)");
     Check(same, deterministic ? "1 KiB pieces == 1 MiB pieces, bitwise (deterministic)"
                               : "1 KiB pieces == 1 MiB pieces, bitwise (MPI_SUM)");
+  }
+
+  // 4. The sums (the trainer's reduction: its gradient graph divides by the workers): exact for exact values, and the
+  //    overlapped ones bit for bit the non-overlapped ones.
+  for (bool deterministic : {false, true}) {
+    c.set_deterministic(deterministic);
+    std::vector<Tensor> plain = Values(shapes, 9, /*exact=*/true);
+    std::vector<Tensor*> ptrs;
+    for (Tensor& t : plain) ptrs.push_back(&t);
+    Check(c.AllReduceSum(ptrs, "test").ok(), "AllReduceSum of tensors");
+    auto pending = c.StartAllReduceSum(shapes, "test");
+    Check(pending.ok(), "StartAllReduceSum");
+    if (!pending.ok()) break;
+    std::vector<Tensor> values = Values(shapes, 9, /*exact=*/true);
+    for (size_t i = 0; i < shapes.size(); ++i) Check((*pending)->Add(i, values[i]).ok(), "Add");
+    auto sums = (*pending)->Wait();
+    Check(sums.ok(), "Wait");
+    if (!sums.ok()) break;
+    bool exact = true, same = true;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const float* p = plain[i].data<float>();
+      for (int64_t k = 0; k < plain[i].num_elements(); ++k)  // sum over r of (r + 1) * (k % 7 + 1) + 900 + i
+        exact =
+            exact && p[k] == static_cast<float>(n * (n + 1) / 2 * (k % 7 + 1) + n * (900 + static_cast<int64_t>(i)));
+      same = same && std::memcmp((*sums)[i].raw_data(), plain[i].raw_data(), plain[i].byte_size()) == 0;
+    }
+    Check(exact,
+          deterministic ? "AllReduceSum gives the exact sums (deterministic)" : "AllReduceSum gives the exact sums");
+    Check(same, deterministic ? "overlapped sums == AllReduceSum's, bitwise (deterministic)"
+                              : "overlapped sums == AllReduceSum's, bitwise (MPI_SUM)");
   }
 
   int all = 0;

@@ -44,18 +44,26 @@ class MirrorCollective final : public Collective {
   Status AllReduceMean(const std::vector<Tensor*>&, std::string_view) override { return Status::OK(); }
   Status Broadcast(const std::vector<Tensor*>&, int, std::string_view) override { return Status::OK(); }
   Status AllReduceMean(std::vector<double>*, std::string_view) override { return Status::OK(); }
-  StatusOr<std::unique_ptr<PendingAllReduce>> StartAllReduceMean(const std::vector<Shape>& shapes,
-                                                                 std::string_view what) override {
+  // The trainer's gradient reduction: the gradient graph divided by 2 (the workers), the sum of two mirrors doubles.
+  StatusOr<std::unique_ptr<PendingAllReduce>> StartAllReduceSum(const std::vector<Shape>& shapes,
+                                                                std::string_view what) override {
     ++starts;
-    STRATA_ASSIGN_OR_RETURN(auto inner, Collective::StartAllReduceMean(shapes, what));
+    STRATA_ASSIGN_OR_RETURN(auto inner, Collective::StartAllReduceSum(shapes, what));
     return std::unique_ptr<PendingAllReduce>(new RecordingPending(std::move(inner), &adds, &tests, &adds_at_wait));
   }
+  Status AllReduceSum(const std::vector<Tensor*>& tensors, std::string_view) override {
+    ++tensor_sums;
+    for (Tensor* t : tensors)
+      for (int64_t i = 0; i < t->num_elements(); ++i) t->data<float>()[i] *= 2;
+    return Status::OK();
+  }
+  // SyncBatchNormalization's statistics.
   Status AllReduceSum(float* data, int64_t n, std::string_view) override {
     ++sums;
     for (int64_t i = 0; i < n; ++i) data[i] *= 2;
     return Status::OK();
   }
-  int starts = 0, adds = 0, tests = 0, adds_at_wait = 0, sums = 0;
+  int starts = 0, adds = 0, tests = 0, adds_at_wait = 0, sums = 0, tensor_sums = 0;
 };
 
 data::Element Images(int n, uint64_t seed) {
@@ -125,7 +133,12 @@ TEST(OverlapTest, EveryGradientJoinsTheReductionDuringTheRunAndTheResultIsTheSam
   auto m2 = ConvBn(false);
   const auto plain = Train(m2.get(), plain_c, false, 3);
   EXPECT_EQ(plain_c->starts, 0);
+  EXPECT_EQ(plain_c->tensor_sums, 3);
   EXPECT_TRUE(testutil::SameBits(overlapped, plain));
+  // Two mirrored workers are one worker: the gradient graph's division by the workers and the collective's sum give
+  // the mean of equal gradients and statistics, the gradients themselves.
+  auto m3 = ConvBn(false);
+  ExpectClose(overlapped, Train(m3.get(), nullptr, true, 3), 1e-6);
 }
 
 TEST(SyncBatchNormTrainTest, TwoWorkersWithTheSameBatchTrainAsOneWorkerWithBatchNorm) {
