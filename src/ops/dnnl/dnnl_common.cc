@@ -128,6 +128,11 @@ bool IsRefImpl(const dnnl::primitive_desc_base& pd) {
   return info != nullptr && std::strncmp(info, "ref", 3) == 0;
 }
 
+bool ImplStartsWith(const dnnl::primitive_desc_base& pd, std::string_view prefix) {
+  const char* info = pd.impl_info_str();
+  return info != nullptr && std::string_view(info).substr(0, prefix.size()) == prefix;
+}
+
 // ---- bfloat16 ----
 
 bool NativeBf16() {

@@ -89,6 +89,23 @@ bool HasNaN(const Tensor& t, bool nonfinite);
 // convolutions and matmuls strata's own reference kernels are faster, and a fused primitive is better split.
 bool IsRefImpl(const dnnl::primitive_desc_base& pd);
 
+// Whether oneDNN's name of the implementation behind `pd` ("jit_1x1:avx512_core") starts with `prefix`.
+bool ImplStartsWith(const dnnl::primitive_desc_base& pd, std::string_view prefix);
+
+// The primitive descriptor `make_pd()` returns, moved on (next_impl) to oneDNN's first implementation whose name starts
+// with `prefix` when it has one that takes the problem; otherwise oneDNN's own first choice. For the few shapes where
+// oneDNN's order of implementations is not the fastest on this CPU (the rules and their figures: docs/engine.md,
+// "Implementation choices").
+template <typename MakePd>
+auto PreferImpl(MakePd&& make_pd, std::string_view prefix) -> decltype(make_pd()) {
+  auto pd = make_pd();
+  if (ImplStartsWith(pd, prefix)) return pd;
+  auto probe = make_pd();  // next_impl moves the descriptor it is called on: keep `pd` as oneDNN's first choice
+  while (probe.next_impl())
+    if (ImplStartsWith(probe, prefix)) return probe;
+  return pd;
+}
+
 // ---- bfloat16 (SessionOptions::precision) ----
 
 // The kernel name (Kernel::name, Plan::Describe, STRATA_VERBOSE=dispatch/profile) of a convolution or matmul that
