@@ -540,6 +540,42 @@ TEST(DnnlConvImplTest, StridedOneByOneRunsJit1x1) {
   }
 }
 
+// Forward Winograd with weights fed at run time (training): described for forward training, whose primitive takes
+// blocked weights and transforms them itself, instead of forward inference, whose weights need oneDNN's
+// unoptimised reorder into the Winograd domain on every run (wino_reorder; 512 -> 512 channels: about 200 ms).
+TEST(DnnlConvImplTest, WinogradWithRuntimeWeightsSkipsTheWinogradDomainReorder) {
+  for (bool constant : {true, false}) {
+    SCOPED_TRACE(constant ? "constant weights" : "runtime weights");
+    graph::Node node;
+    node.op_type = "Conv";
+    node.opset = 17;
+    node.inputs = {"x", "w", "b"};
+    node.outputs = {"y"};
+    node.attrs = {{"pads", AInts({1, 1, 1, 1})}};
+    const Tensor wt = RandomF({64, 64, 3, 3}, 160, -0.2f, 0.2f), bt = RandomF({64}, 161);
+    const std::vector<ops::ValueType> in = {
+        {DType::kFloat32, PartialShape::Of(Shape({4, 64, 20, 20}))},
+        {DType::kFloat32, PartialShape::Of(Shape({64, 64, 3, 3})), constant ? &wt : nullptr},
+        {DType::kFloat32, PartialShape::Of(Shape({64})), constant ? &bt : nullptr}};
+    const std::vector<ops::ValueType> out = {{DType::kFloat32, PartialShape::Of(Shape({4, 64, 20, 20}))}};
+    auto k = ops::onednn::CreateConv(ops::KernelInit{.node = node, .inputs = in, .outputs = out});
+    ASSERT_TRUE(k.ok()) << k.status().ToString();
+    EXPECT_EQ((*k)->name(), "dnnl-winograd");
+    const auto* pk = dynamic_cast<const ops::onednn::PrimitiveKernel*>(k->get());
+    ASSERT_NE(pk, nullptr);
+    // Constant weights were transformed at plan time: no step of a run reorders them either way.
+    EXPECT_EQ(pk->StepImpls().find("wino_reorder"), std::string::npos) << pk->StepImpls();
+    EXPECT_NE(pk->StepImpls().find("wino"), std::string::npos) << pk->StepImpls();
+  }
+  // The runtime-weights kernel against the reference: forward, with batch, odd sizes and the fused post-ops.
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  RunOpCase(Winograd(ConvRow("runtime weights, 64 -> 80 at 13x11", {3, 64, 13, 11}, {80, 64, 3, 3}, pad1, true, false)));
+  OpCase fused = Winograd(FusedConvRow("runtime weights + residual + relu", {2, 64, 9, 9}, {64, 64, 3, 3},
+                                       {2, 64, 9, 9}, "Relu", pad1));
+  fused.constant_inputs = {};
+  RunOpCase(fused);
+}
+
 TEST(DnnlConvImplTest, WinogradFourByThreeWhereItsWeightsFit) {
   // Batch 1: oneDNN picks jit_fp32_wino_2x3. jit_wino_4x3 is preferred when its 36 transformed weights per channel
   // pair take no more room than the activations (64 channels at 48x48), not otherwise (256 channels at 14x14).

@@ -113,7 +113,7 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
   const auto in_type = spec.bf16 ? dnnl::memory::data_type::bf16 : f32;
   const Md w_want = AnyMd(w_user.dims(), in_type);
   const Md bias_md = has_bias ? PlainMd(k.input_shape(2)) : Md();
-  const auto prop = dnnl::prop_kind::forward_inference;
+  auto prop = dnnl::prop_kind::forward_inference;
   dnnl::primitive prim;
   dnnl::primitive_desc pd;
   // `prefer`: an implementation to pick over oneDNN's first choice when it takes the problem (PreferImpl).
@@ -134,11 +134,17 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
     }
   };
   // Winograd where the rule in winograd.h allows it and oneDNN has it: its blocked layouts are reordered in and out
-  // (the rule's figures count those reorders for channels-last regions).
+  // (the rule's figures count those reorders for channels-last regions). Weights that are not constant (training
+  // feeds them every step) are described for forward training: oneDNN's inference Winograd wants them in its
+  // Winograd-domain layout, made by a reorder that is not optimised (512 -> 512 channels: about 200 ms per run, seven
+  // times the convolution), while its training Winograd reads blocked weights (a reorder of about 1 ms) and
+  // transforms them inside the primitive (WinogradProp, winograd.h).
   const bool winograd = !spec.transpose && !spec.bf16 && TryWinograd(init, x, w, win, group, /*backward=*/false, [&] {
+    prop = WinogradProp(k.constant_input(1) != nullptr);
     make(AnyMd(ToDims(x)), AnyMd(ToDims(y)), Alg::convolution_winograd, PreferredWinogradImpl(x, w, y));
     return pd;
   });
+  if (!winograd) prop = dnnl::prop_kind::forward_inference;
   // Channels-last activations go straight in when an optimised implementation takes them; otherwise (and for NCHW,
   // which oneDNN only runs through im2col) the layouts are left to oneDNN and reordered in and out.
   bool direct = false;

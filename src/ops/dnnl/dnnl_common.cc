@@ -325,6 +325,20 @@ void PrimitiveKernel::Add(const dnnl::primitive& p, const dnnl::primitive_desc_b
   if (info != nullptr) impl_info_ += StrCat(impl_info_.empty() ? "" : ",", info);
 }
 
+std::string PrimitiveKernel::StepImpls() const {
+  std::string out;
+  for (const Step& step : steps_) {
+    const char* info = nullptr;
+    if (step.prim) {
+      const_dnnl_primitive_desc_t pd = nullptr;
+      if (dnnl_primitive_get_primitive_desc(step.prim.get(), &pd) == dnnl_success && pd != nullptr)
+        dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &info);
+    }
+    out += StrCat(out.empty() ? "" : ",", info != nullptr ? info : (step.prim ? "?" : "memcpy"));
+  }
+  return out;
+}
+
 void PrimitiveKernel::Finalize() {
   STRATA_CHECK(pending_after_.empty(), "dnnl: an output was bound with no primitive after it");
   size_t scratch = 0;

@@ -170,6 +170,9 @@ class PrimitiveKernel final : public Kernel, public InplaceKernel {
   int inplace_input() const override { return inplace_input_; }
   // "brgconv:avx512_core,..." (the implementations oneDNN chose), for debugging.
   const std::string& impl_info() const { return impl_info_; }
+  // The implementation of every step a run executes, reorders included, in order ("jit:uni,jit_wino_4x3:avx512_core,
+  // ..."; "memcpy" for a plain copy), for tests and debugging.
+  std::string StepImpls() const;
   // Runs the primitives on the calling thread alone (set by BuildKernel for small work).
   void set_serial(bool serial) { serial_ = serial; }
 

@@ -32,6 +32,10 @@ std::string_view PreferredWinogradImpl(const Shape& x, const Shape& w, const Sha
   return "jit_wino_4x3";
 }
 
+dnnl::prop_kind WinogradProp(bool constant_weights) {
+  return constant_weights ? dnnl::prop_kind::forward_inference : dnnl::prop_kind::forward_training;
+}
+
 void LogStaysDirect(const KernelInit& init, std::string_view why) {
   if (VerboseEnabled("dispatch")) LogInfo("dispatch: ", init.node.Describe(), ": stays direct: ", why);
 }
