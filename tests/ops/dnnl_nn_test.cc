@@ -514,11 +514,15 @@ TEST(DnnlConvImplTest, StridedOneByOneRunsJit1x1) {
       << ChannelsLastConvImpl({1, 28, 28, 512}, {1024, 512, 1, 1}, {2, 2}, {0, 0, 0, 0});
   EXPECT_EQ(ChannelsLastConvImpl({2, 10, 12, 32}, {64, 32, 1, 1}, {2, 2}, {0, 0, 0, 0}).rfind("jit_1x1", 0), 0u)
       << ChannelsLastConvImpl({2, 10, 12, 32}, {64, 32, 1, 1}, {2, 2}, {0, 0, 0, 0});
+  // An odd input width: no jit_1x1 for avx512_core takes it, so the kernel keeps brgconv_1x1 rather than move to a
+  // narrower jit_1x1 (PreferImpl never trades the ISA down).
+  const std::string odd = ChannelsLastConvImpl({2, 10, 13, 32}, {64, 32, 1, 1}, {2, 2}, {0, 0, 0, 0});
+  EXPECT_EQ(odd.rfind("brgconv_1x1", 0), 0u) << odd;
   // Stride 1 keeps oneDNN's first choice.
   EXPECT_EQ(ChannelsLastConvImpl({1, 14, 14, 256}, {1024, 256, 1, 1}, {1, 1}, {0, 0, 0, 0}).rfind("brgconv_1x1", 0),
             0u);
-  // Against the reference, with and without the fused residual and relu: 10x12 at stride 2 (jit_1x1, as above), and
-  // shapes jit_1x1 does not take, which keep brgconv_1x1: an odd width, stride 3 by 2, 48 output channels.
+  // Against the reference, with and without the fused residual and relu: 10x12 at stride 2 (jit_1x1, as above), an odd
+  // width (brgconv_1x1), stride 3 by 2 and 48 output channels.
   struct Row {
     int64_t h, w, sh, sw, m;
   };

@@ -133,6 +133,16 @@ bool ImplStartsWith(const dnnl::primitive_desc_base& pd, std::string_view prefix
   return info != nullptr && std::string_view(info).substr(0, prefix.size()) == prefix;
 }
 
+bool SameImplIsa(const dnnl::primitive_desc_base& a, const dnnl::primitive_desc_base& b) {
+  auto isa = [](const dnnl::primitive_desc_base& pd) {
+    const char* info = pd.impl_info_str();
+    const std::string_view name = info != nullptr ? info : "";
+    const size_t colon = name.find(':');
+    return colon == std::string_view::npos ? std::string_view() : name.substr(colon + 1);
+  };
+  return isa(a) == isa(b);
+}
+
 // ---- bfloat16 ----
 
 bool NativeBf16() {

@@ -92,17 +92,21 @@ bool IsRefImpl(const dnnl::primitive_desc_base& pd);
 // Whether oneDNN's name of the implementation behind `pd` ("jit_1x1:avx512_core") starts with `prefix`.
 bool ImplStartsWith(const dnnl::primitive_desc_base& pd, std::string_view prefix);
 
+// Whether the implementations behind `a` and `b` are for the same ISA (the part of their names after ':').
+bool SameImplIsa(const dnnl::primitive_desc_base& a, const dnnl::primitive_desc_base& b);
+
 // The primitive descriptor `make_pd()` returns, moved on (next_impl) to oneDNN's first implementation whose name starts
-// with `prefix` when it has one that takes the problem; otherwise oneDNN's own first choice. For the few shapes where
-// oneDNN's order of implementations is not the fastest on this CPU (the rules and their figures: docs/engine.md,
-// "Implementation choices").
+// with `prefix` when it has one for the same ISA as oneDNN's first choice that takes the problem (never a narrower
+// one: jit_1x1:avx2 instead of brgconv_1x1:avx512_core); otherwise oneDNN's own first choice. For the few shapes
+// where oneDNN's order of implementations is not the fastest on this CPU (the rules and their figures:
+// docs/engine.md, "Implementation choices").
 template <typename MakePd>
 auto PreferImpl(MakePd&& make_pd, std::string_view prefix) -> decltype(make_pd()) {
   auto pd = make_pd();
   if (ImplStartsWith(pd, prefix)) return pd;
   auto probe = make_pd();  // next_impl moves the descriptor it is called on: keep `pd` as oneDNN's first choice
   while (probe.next_impl())
-    if (ImplStartsWith(probe, prefix)) return probe;
+    if (ImplStartsWith(probe, prefix) && SameImplIsa(probe, pd)) return probe;
   return pd;
 }
 
