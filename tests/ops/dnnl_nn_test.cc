@@ -3,6 +3,8 @@
 // names the kernel it is about: the row fails when dnnl declines it (or, for expect_decline rows, accepts it).
 #include <cmath>
 
+#include "ops/dnnl/dnnl_common.h"
+#include "ops/dnnl/dnnl_kernels.h"
 #include "tests/ops/op_harness.h"
 
 namespace strata::testing {
@@ -478,6 +480,123 @@ TEST(DnnlWinogradTest, FusedAndChannelsLast) {
   RunOpCase(Winograd(ChannelsLastRow("channels-last conv + residual + relu", "FusedConv", fused_in, fused, {1, 2},
                                      "strata")));
   RunOpCase(Direct(ChannelsLastRow("channels-last, direct", "FusedConv", fused_in, fused, {1, 2}, "strata")));
+}
+
+// The oneDNN implementations (PrimitiveKernel::impl_info, e.g. "jit_1x1:avx512_core") that the kernel of a
+// strata.ChannelsLast Conv with constant weights and bias runs: X [N, H, W, C] and W [M, C, kh, kw].
+std::string ChannelsLastConvImpl(std::vector<int64_t> x, std::vector<int64_t> w, std::vector<int64_t> strides,
+                                 std::vector<int64_t> pads) {
+  graph::Node node;
+  node.op_type = "ChannelsLast";
+  node.domain = "strata";
+  node.opset = 17;
+  node.inputs = {"x", "w", "b"};
+  node.outputs = {"y"};
+  node.attrs = {{"op", AString("Conv")}, {"strides", AInts(strides)}, {"pads", AInts(pads)}};
+  const Tensor wt = RandomF(w, 141, -0.2f, 0.2f), bt = RandomF({w[0]}, 142);
+  std::vector<int64_t> y = {x[0], 0, 0, w[0]};
+  for (int i = 0; i < 2; ++i) y[1 + i] = (x[1 + i] + pads[i] + pads[2 + i] - w[2 + i]) / strides[i] + 1;
+  const std::vector<ops::ValueType> in = {{DType::kFloat32, PartialShape::Of(Shape(x))},
+                                          {DType::kFloat32, PartialShape::Of(Shape(w)), &wt},
+                                          {DType::kFloat32, PartialShape::Of(Shape({w[0]})), &bt}};
+  const std::vector<ops::ValueType> out = {{DType::kFloat32, PartialShape::Of(Shape(y))}};
+  auto k = ops::onednn::CreateChannelsLast(ops::KernelInit{.node = node, .inputs = in, .outputs = out});
+  if (!k.ok()) return "declined: " + k.status().ToString();
+  const auto* pk = dynamic_cast<const ops::onednn::PrimitiveKernel*>(k->get());
+  return pk == nullptr ? "not a PrimitiveKernel" : pk->impl_info();
+}
+
+// Where oneDNN 2.6's first implementation is not the fastest, the kernels ask for another (ops::onednn::PreferImpl;
+// rules and figures in docs/engine.md, "Implementation choices"); each choice is compared with the reference here.
+TEST(DnnlConvImplTest, StridedOneByOneRunsJit1x1) {
+  // oneDNN lists brgconv_1x1 first for these; ResNet's downsample layers ran faster on jit_1x1.
+  EXPECT_EQ(ChannelsLastConvImpl({1, 28, 28, 512}, {1024, 512, 1, 1}, {2, 2}, {0, 0, 0, 0}).rfind("jit_1x1", 0), 0u)
+      << ChannelsLastConvImpl({1, 28, 28, 512}, {1024, 512, 1, 1}, {2, 2}, {0, 0, 0, 0});
+  EXPECT_EQ(ChannelsLastConvImpl({2, 10, 12, 32}, {64, 32, 1, 1}, {2, 2}, {0, 0, 0, 0}).rfind("jit_1x1", 0), 0u)
+      << ChannelsLastConvImpl({2, 10, 12, 32}, {64, 32, 1, 1}, {2, 2}, {0, 0, 0, 0});
+  // An odd input width: no jit_1x1 for avx512_core takes it, so the kernel keeps brgconv_1x1 rather than move to a
+  // narrower jit_1x1 (PreferImpl never trades the ISA down).
+  const std::string odd = ChannelsLastConvImpl({2, 10, 13, 32}, {64, 32, 1, 1}, {2, 2}, {0, 0, 0, 0});
+  EXPECT_EQ(odd.rfind("brgconv_1x1", 0), 0u) << odd;
+  // Stride 1 keeps oneDNN's first choice.
+  EXPECT_EQ(ChannelsLastConvImpl({1, 14, 14, 256}, {1024, 256, 1, 1}, {1, 1}, {0, 0, 0, 0}).rfind("brgconv_1x1", 0),
+            0u);
+  // Against the reference, with and without the fused residual and relu: 10x12 at stride 2 (jit_1x1, as above), an odd
+  // width (brgconv_1x1), stride 3 by 2 and 48 output channels.
+  struct Row {
+    int64_t h, w, sh, sw, m;
+  };
+  for (const Row& r : {Row{10, 12, 2, 2, 64}, Row{10, 13, 2, 2, 64}, Row{9, 12, 3, 2, 64}, Row{10, 12, 2, 2, 48}}) {
+    SCOPED_TRACE(StrCat(r.h, "x", r.w, " stride ", r.sh, "x", r.sw, " to ", r.m, " channels"));
+    const AttributeMap conv = {{"strides", AInts({r.sh, r.sw})}};
+    RunOpCase(ChannelsLastRow("1x1 strided", "Conv",
+                              {RandomF({2, r.h, r.w, 32}, 143), RandomF({r.m, 32, 1, 1}, 144, -0.3f, 0.3f),
+                               RandomF({r.m}, 145)},
+                              conv, {1, 2}));
+    AttributeMap fused = conv;
+    fused["activation"] = AString("Relu");
+    fused["nhwc_inputs"] = AInts({0, 3});
+    const int64_t oh = (r.h - 1) / r.sh + 1, ow = (r.w - 1) / r.sw + 1;
+    RunOpCase(ChannelsLastRow("1x1 strided + residual + relu", "FusedConv",
+                              {RandomF({2, r.h, r.w, 32}, 146), RandomF({r.m, 32, 1, 1}, 147, -0.3f, 0.3f),
+                               RandomF({r.m}, 148), RandomF({2, oh, ow, r.m}, 149)},
+                              fused, {1, 2}, "strata"));
+  }
+}
+
+// Forward Winograd with weights fed at run time (training): described for forward training, whose primitive takes
+// blocked weights and transforms them itself, instead of forward inference, whose weights need oneDNN's
+// unoptimised reorder into the Winograd domain on every run (wino_reorder; 512 -> 512 channels: about 200 ms).
+TEST(DnnlConvImplTest, WinogradWithRuntimeWeightsSkipsTheWinogradDomainReorder) {
+  for (bool constant : {true, false}) {
+    SCOPED_TRACE(constant ? "constant weights" : "runtime weights");
+    graph::Node node;
+    node.op_type = "Conv";
+    node.opset = 17;
+    node.inputs = {"x", "w", "b"};
+    node.outputs = {"y"};
+    node.attrs = {{"pads", AInts({1, 1, 1, 1})}};
+    const Tensor wt = RandomF({64, 64, 3, 3}, 160, -0.2f, 0.2f), bt = RandomF({64}, 161);
+    const std::vector<ops::ValueType> in = {
+        {DType::kFloat32, PartialShape::Of(Shape({4, 64, 20, 20}))},
+        {DType::kFloat32, PartialShape::Of(Shape({64, 64, 3, 3})), constant ? &wt : nullptr},
+        {DType::kFloat32, PartialShape::Of(Shape({64})), constant ? &bt : nullptr}};
+    const std::vector<ops::ValueType> out = {{DType::kFloat32, PartialShape::Of(Shape({4, 64, 20, 20}))}};
+    auto k = ops::onednn::CreateConv(ops::KernelInit{.node = node, .inputs = in, .outputs = out});
+    ASSERT_TRUE(k.ok()) << k.status().ToString();
+    EXPECT_EQ((*k)->name(), "dnnl-winograd");
+    const auto* pk = dynamic_cast<const ops::onednn::PrimitiveKernel*>(k->get());
+    ASSERT_NE(pk, nullptr);
+    // Constant weights were transformed at plan time: no step of a run reorders them either way.
+    EXPECT_EQ(pk->StepImpls().find("wino_reorder"), std::string::npos) << pk->StepImpls();
+    EXPECT_NE(pk->StepImpls().find("wino"), std::string::npos) << pk->StepImpls();
+  }
+  // The runtime-weights kernel against the reference: forward, with batch, odd sizes and the fused post-ops.
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  RunOpCase(Winograd(ConvRow("runtime weights, 64 -> 80 at 13x11", {3, 64, 13, 11}, {80, 64, 3, 3}, pad1, true, false)));
+  OpCase fused = Winograd(FusedConvRow("runtime weights + residual + relu", {2, 64, 9, 9}, {64, 64, 3, 3},
+                                       {2, 64, 9, 9}, "Relu", pad1));
+  fused.constant_inputs = {};
+  RunOpCase(fused);
+}
+
+TEST(DnnlConvImplTest, WinogradFourByThreeWhereItsWeightsFit) {
+  // Batch 1: oneDNN picks jit_fp32_wino_2x3. jit_wino_4x3 is preferred when its 36 transformed weights per channel
+  // pair take no more room than the activations (64 channels at 48x48), not otherwise (256 channels at 14x14).
+  const std::string big = ChannelsLastConvImpl({1, 48, 48, 64}, {64, 64, 3, 3}, {1, 1}, {1, 1, 1, 1});
+  EXPECT_EQ(big.rfind("jit_wino_4x3", 0), 0u) << big;
+  const std::string small = ChannelsLastConvImpl({1, 14, 14, 256}, {256, 256, 3, 3}, {1, 1}, {1, 1, 1, 1});
+  EXPECT_EQ(small.rfind("jit_fp32_wino_2x3", 0), 0u) << small;
+  // Against the reference, channels-last with the residual and relu, and plain NCHW.
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  AttributeMap fused = pad1;
+  fused["activation"] = AString("Relu");
+  fused["nhwc_inputs"] = AInts({0, 3});
+  RunOpCase(Winograd(ChannelsLastRow("4x3: channels-last conv + residual + relu, 64 at 37x41", "FusedConv",
+                                     {RandomF({1, 37, 41, 64}, 150), RandomF({64, 64, 3, 3}, 151, -0.2f, 0.2f),
+                                      RandomF({64}, 152), RandomF({1, 37, 41, 64}, 153)},
+                                     fused, {1, 2}, "strata")));
+  RunOpCase(Winograd(ConvRow("4x3: 64 -> 80 at 45x47, NCHW", {1, 64, 45, 47}, {80, 64, 3, 3}, pad1)));
 }
 
 // strata.ConvBackwardData (dY, W, x_shape) and strata.ConvBackwardFilter (dY, X, w_shape) of a Conv with these

@@ -64,6 +64,17 @@ Md WeightsMd(const Shape& w, int64_t group, bool transpose, int64_t in_channels)
   return Md(dims, dnnl::memory::data_type::f32, strides);
 }
 
+// The implementation to prefer over oneDNN's first choice for a float32 channels-last direct convolution, or "" for
+// oneDNN's own. 1x1 convolutions with a stride: oneDNN 2.6 lists brgconv_1x1 first, whose strided nhwc kernel ran
+// ResNet-50's 512 -> 1024 downsample at 28x28 (stride 2) 25-30% slower than jit_1x1 (which first gathers the strided
+// pixels into its scratchpad), and the other downsample layers no faster (docs/engine.md, "Implementation choices").
+std::string_view PreferredChannelsLastImpl(const Shape& w, const Window& win, int64_t group) {
+  if (w.rank() != 4 || w[2] != 1 || w[3] != 1 || group != 1) return {};
+  for (size_t i = 0; i < win.strides.size(); ++i)
+    if (win.strides[i] > 1) return "jit_1x1";
+  return {};
+}
+
 Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spec) {
   const Node& node = init.node;
   const Shape& w = k.input_shape(1);
@@ -102,14 +113,16 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
   const auto in_type = spec.bf16 ? dnnl::memory::data_type::bf16 : f32;
   const Md w_want = AnyMd(w_user.dims(), in_type);
   const Md bias_md = has_bias ? PlainMd(k.input_shape(2)) : Md();
-  const auto prop = dnnl::prop_kind::forward_inference;
+  auto prop = dnnl::prop_kind::forward_inference;
   dnnl::primitive prim;
   dnnl::primitive_desc pd;
-  auto make = [&](const Md& src, const Md& dst, Alg alg = Alg::convolution_direct) {
+  // `prefer`: an implementation to pick over oneDNN's first choice when it takes the problem (PreferImpl).
+  auto make = [&](const Md& src, const Md& dst, Alg alg = Alg::convolution_direct, std::string_view prefer = {}) {
     if (!spec.transpose) {
       dnnl::convolution_forward::desc d(prop, alg, src, w_want, bias_md, dst, win.strides, win.dilations, win.pad_l,
                                         win.pad_r);
-      dnnl::convolution_forward::primitive_desc cpd(d, Attr(po), CpuEngine());
+      const auto cpd =
+          PreferImpl([&] { return dnnl::convolution_forward::primitive_desc(d, Attr(po), CpuEngine()); }, prefer);
       prim = dnnl::convolution_forward(cpd);
       pd = cpd;
     } else {
@@ -121,17 +134,24 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
     }
   };
   // Winograd where the rule in winograd.h allows it and oneDNN has it: its blocked layouts are reordered in and out
-  // (the rule's figures count those reorders for channels-last regions).
+  // (the rule's figures count those reorders for channels-last regions). Weights that are not constant (training
+  // feeds them every step) are described for forward training: oneDNN's inference Winograd wants them in its
+  // Winograd-domain layout, made by a reorder that is not optimised (512 -> 512 channels: about 200 ms per run, seven
+  // times the convolution), while its training Winograd reads blocked weights (a reorder of about 1 ms) and
+  // transforms them inside the primitive (WinogradProp, winograd.h).
   const bool winograd = !spec.transpose && !spec.bf16 && TryWinograd(init, x, w, win, group, /*backward=*/false, [&] {
-    make(AnyMd(ToDims(x)), AnyMd(ToDims(y)), Alg::convolution_winograd);
+    prop = WinogradProp(k.constant_input(1) != nullptr);
+    make(AnyMd(ToDims(x)), AnyMd(ToDims(y)), Alg::convolution_winograd, PreferredWinogradImpl(x, w, y));
     return pd;
   });
+  if (!winograd) prop = dnnl::prop_kind::forward_inference;
   // Channels-last activations go straight in when an optimised implementation takes them; otherwise (and for NCHW,
   // which oneDNN only runs through im2col) the layouts are left to oneDNN and reordered in and out.
   bool direct = false;
   if (spec.nhwc && !winograd) {
     try {
-      make(Md(ToDims(x), in_type, Tag::nhwc), dst_user);
+      make(Md(ToDims(x), in_type, Tag::nhwc), dst_user, Alg::convolution_direct,
+           spec.bf16 ? std::string_view() : PreferredChannelsLastImpl(w, win, group));
       direct = !IsRefImpl(pd);
     } catch (const dnnl::error&) {
       direct = false;

@@ -128,6 +128,21 @@ bool IsRefImpl(const dnnl::primitive_desc_base& pd) {
   return info != nullptr && std::strncmp(info, "ref", 3) == 0;
 }
 
+bool ImplStartsWith(const dnnl::primitive_desc_base& pd, std::string_view prefix) {
+  const char* info = pd.impl_info_str();
+  return info != nullptr && std::string_view(info).substr(0, prefix.size()) == prefix;
+}
+
+bool SameImplIsa(const dnnl::primitive_desc_base& a, const dnnl::primitive_desc_base& b) {
+  auto isa = [](const dnnl::primitive_desc_base& pd) {
+    const char* info = pd.impl_info_str();
+    const std::string_view name = info != nullptr ? info : "";
+    const size_t colon = name.find(':');
+    return colon == std::string_view::npos ? std::string_view() : name.substr(colon + 1);
+  };
+  return isa(a) == isa(b);
+}
+
 // ---- bfloat16 ----
 
 bool NativeBf16() {
@@ -318,6 +333,20 @@ void PrimitiveKernel::Add(const dnnl::primitive& p, const dnnl::primitive_desc_b
   pending_after_.clear();
   const char* info = pd.impl_info_str();
   if (info != nullptr) impl_info_ += StrCat(impl_info_.empty() ? "" : ",", info);
+}
+
+std::string PrimitiveKernel::StepImpls() const {
+  std::string out;
+  for (const Step& step : steps_) {
+    const char* info = nullptr;
+    if (step.prim) {
+      const_dnnl_primitive_desc_t pd = nullptr;
+      if (dnnl_primitive_get_primitive_desc(step.prim.get(), &pd) == dnnl_success && pd != nullptr)
+        dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &info);
+    }
+    out += StrCat(out.empty() ? "" : ",", info != nullptr ? info : (step.prim ? "?" : "memcpy"));
+  }
+  return out;
 }
 
 void PrimitiveKernel::Finalize() {

@@ -89,6 +89,27 @@ bool HasNaN(const Tensor& t, bool nonfinite);
 // convolutions and matmuls strata's own reference kernels are faster, and a fused primitive is better split.
 bool IsRefImpl(const dnnl::primitive_desc_base& pd);
 
+// Whether oneDNN's name of the implementation behind `pd` ("jit_1x1:avx512_core") starts with `prefix`.
+bool ImplStartsWith(const dnnl::primitive_desc_base& pd, std::string_view prefix);
+
+// Whether the implementations behind `a` and `b` are for the same ISA (the part of their names after ':').
+bool SameImplIsa(const dnnl::primitive_desc_base& a, const dnnl::primitive_desc_base& b);
+
+// The primitive descriptor `make_pd()` returns, moved on (next_impl) to oneDNN's first implementation whose name starts
+// with `prefix` when it has one for the same ISA as oneDNN's first choice that takes the problem (never a narrower
+// one: jit_1x1:avx2 instead of brgconv_1x1:avx512_core); otherwise oneDNN's own first choice. For the few shapes
+// where oneDNN's order of implementations is not the fastest on this CPU (the rules and their figures:
+// docs/engine.md, "Implementation choices").
+template <typename MakePd>
+auto PreferImpl(MakePd&& make_pd, std::string_view prefix) -> decltype(make_pd()) {
+  auto pd = make_pd();
+  if (ImplStartsWith(pd, prefix)) return pd;
+  auto probe = make_pd();  // next_impl moves the descriptor it is called on: keep `pd` as oneDNN's first choice
+  while (probe.next_impl())
+    if (ImplStartsWith(probe, prefix) && SameImplIsa(probe, pd)) return probe;
+  return pd;
+}
+
 // ---- bfloat16 (SessionOptions::precision) ----
 
 // The kernel name (Kernel::name, Plan::Describe, STRATA_VERBOSE=dispatch/profile) of a convolution or matmul that
@@ -153,6 +174,9 @@ class PrimitiveKernel final : public Kernel, public InplaceKernel {
   int inplace_input() const override { return inplace_input_; }
   // "brgconv:avx512_core,..." (the implementations oneDNN chose), for debugging.
   const std::string& impl_info() const { return impl_info_; }
+  // The implementation of every step a run executes, reorders included, in order ("jit:uni,jit_wino_4x3:avx512_core,
+  // ..."; "memcpy" for a plain copy), for tests and debugging.
+  std::string StepImpls() const;
   // Runs the primitives on the calling thread alone (set by BuildKernel for small work).
   void set_serial(bool serial) { serial_ = serial; }
 

@@ -25,6 +25,17 @@ std::string WinogradRejection(const KernelInit& init, const Shape& x, const Shap
   return "";
 }
 
+std::string_view PreferredWinogradImpl(const Shape& x, const Shape& w, const Shape& y) {
+  if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4) return {};
+  const int64_t transformed_weights = 36 * w[0] * w[1];  // F(4x4, 3x3): 6x6 transformed taps per channel pair
+  if (transformed_weights > x.NumElements() + y.NumElements()) return {};
+  return "jit_wino_4x3";
+}
+
+dnnl::prop_kind WinogradProp(bool constant_weights) {
+  return constant_weights ? dnnl::prop_kind::forward_inference : dnnl::prop_kind::forward_training;
+}
+
 void LogStaysDirect(const KernelInit& init, std::string_view why) {
   if (VerboseEnabled("dispatch")) LogInfo("dispatch: ", init.node.Describe(), ": stays direct: ", why);
 }

@@ -26,6 +26,22 @@ inline constexpr const char* kWinogradKernelName = "dnnl-winograd";
 std::string WinogradRejection(const KernelInit& init, const Shape& x, const Shape& w, const Window& win, int64_t group,
                               bool backward);
 
+// The Winograd implementation to prefer over oneDNN's first choice for a forward convolution with NCHW shapes x, w
+// and y, or "" for oneDNN's own. oneDNN 2.6 lists jit_fp32_wino_2x3 (F(2x2, 3x3)) first and takes it at batch 1;
+// jit_wino_4x3 (F(4x4, 3x3)) does fewer multiplications but keeps 36 transformed weights per channel pair instead
+// of 16. It is preferred when those weights take no more memory than the input and output activations: then it won
+// (ResNet-50's 64 channels at 56x56, batch 1: 0.80 against 1.06 ms per layer on one thread, inside the model);
+// with more weights than activations the 2x3 kernel's smaller weights won inside the model (256 channels at 14x14,
+// batch 1: 1.18 against 1.48 ms, although the layer alone, its weights in cache, ran 0.83 against 0.93 ms).
+std::string_view PreferredWinogradImpl(const Shape& x, const Shape& w, const Shape& y);
+
+// The propagation kind to describe a forward Winograd convolution with: forward inference when its weights are
+// constant (oneDNN transforms them once, at plan time, into its Winograd-domain layout), forward training otherwise.
+// oneDNN 2.6's reorder into the Winograd-domain layout is not optimised (ResNet-18's 512 -> 512 layers at batch 16,
+// two threads: 219 ms against 28 ms for the convolution), while its training-mode Winograd takes blocked weights
+// (a 1.4 ms reorder) and transforms them inside the primitive at no measurable cost (28.7 ms).
+dnnl::prop_kind WinogradProp(bool constant_weights);
+
 // Logs (STRATA_VERBOSE=dispatch) why a convolution that was not given Winograd stays direct.
 void LogStaysDirect(const KernelInit& init, std::string_view why);
 
