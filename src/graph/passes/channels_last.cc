@@ -5,13 +5,13 @@
 // write nhwc directly, where NCHW costs a reorder of every activation in and out of every convolution.
 //
 // Training graphs: the gradient ops of those anchors (strata.MaxPoolGrad, AveragePoolGrad, ConvBackwardData,
-// ConvBackwardFilter except grouped ones, and training-mode strata.BatchNormalizationGrad) join a region when one of their activation
-// inputs is already in it, so the backward pass reads the forward activations where they are instead of through a
-// Transpose back to NCHW. ConvBackwardFilter's output is a weight gradient and stays as it is (`nhwc_output` = 0).
-// Training-mode BatchNormalization is an anchor too (its running-statistics outputs 1 and 2, and the gradient's
-// dScale and dB, are per-channel vectors and keep their names and layout), as are Sum and strata.FusedElementwise
-// with every input in the region (gradient sums, residual Add+Relu): without them every training-mode batch norm
-// split the region, and each convolution transposed its input and output.
+// ConvBackwardFilter except grouped ones other than depthwise, and training-mode strata.BatchNormalizationGrad) join a
+// region when one of their activation inputs is already in it, so the backward pass reads the forward activations where
+// they are instead of through a Transpose back to NCHW. ConvBackwardFilter's output is a weight gradient and stays as
+// it is (`nhwc_output` = 0). Training-mode BatchNormalization is an anchor too (its running-statistics outputs 1 and 2,
+// and the gradient's dScale and dB, are per-channel vectors and keep their names and layout), as are Sum and
+// strata.FusedElementwise with every input in the region (gradient sums, residual Add+Relu): without them every
+// training-mode batch norm split the region, and each convolution transposed its input and output.
 //
 // Runs only when strata.ChannelsLast has a fast kernel (otherwise the reference would transpose around every node),
 // and only on graphs with a 2-D convolution. Every value involved is float32 and 4-D; a region value read outside the
@@ -70,10 +70,23 @@ bool OnlyOutput0(const Node& n) {
   return !n.outputs.empty() && !n.outputs[0].empty();
 }
 
+// A ConvBackwardFilter (dY, X, w_shape) of a depthwise convolution: one input channel per group (group equal to X's
+// channel count). w_shape is usually computed (Shape of a variable); where it is a constant, it must be [group, 1, ...]
+// (a depth multiplier above 1 is left channels-first).
+bool IsDepthwise(const Graph& g, const Node& n, const InferredGraph& types) {
+  const int64_t group = n.GetInt("group", 1);
+  const ops::ValueType* x = passes::TypeOf(types, n.inputs[1]);
+  if (group <= 1 || x == nullptr || x->shape.rank() != 4 || x->shape.dims[1].value != group) return false;
+  const Tensor* w = passes::FindConstant(g, n.inputs[2]);
+  if (w == nullptr) return true;
+  if (w->rank() != 1 || w->num_elements() != 4 || w->dtype() != DType::kInt64) return false;
+  return w->data<int64_t>()[0] == group && w->data<int64_t>()[1] == 1;
+}
+
 // Gradient ops that become strata.ChannelsLast when one of their activation inputs is in a region: the activation
 // inputs, and whether output 0 is an activation (false for ConvBackwardFilter's weight gradient).
-bool IsGradAnchor(const Node& n, const InferredGraph& types, const std::unordered_set<std::string>& region,
-                  std::vector<int>* nhwc_inputs, bool* nhwc_output) {
+bool IsGradAnchor(const Graph& g, const Node& n, const InferredGraph& types,
+                  const std::unordered_set<std::string>& region, std::vector<int>* nhwc_inputs, bool* nhwc_output) {
   if (n.domain != kStrataDomain || n.outputs.empty() || n.outputs[0].empty()) return false;
   *nhwc_output = true;
   if (n.op_type == "MaxPoolGrad" && n.inputs.size() == 2 && OnlyOutput0(n)) {
@@ -82,10 +95,11 @@ bool IsGradAnchor(const Node& n, const InferredGraph& types, const std::unordere
     *nhwc_inputs = {0};
   } else if (n.op_type == "ConvBackwardData" && n.inputs.size() == 3 && OnlyOutput0(n)) {
     *nhwc_inputs = {0};
-  } else if (n.op_type == "ConvBackwardFilter" && n.inputs.size() == 3 && n.GetInt("group", 1) == 1) {
-    // Grouped (depthwise) filter gradients stay channels-first, where the hand-written kernel takes the shapes
-    // for which oneDNN 2.6 picks its slow gemm implementation (docs/engine.md); in a region they all went to
-    // oneDNN: MobileNetV3Small's training step at 32x32, batch 32, took 53-57 ms instead of 37 ms.
+  } else if (n.op_type == "ConvBackwardFilter" && n.inputs.size() == 3 &&
+             (n.GetInt("group", 1) == 1 || IsDepthwise(g, n, types))) {
+    // Depthwise filter gradients join too: the hand-written channels-last kernel
+    // (depthwise_conv_backward_filter_nhwc.cc) takes them all, also the shapes for which oneDNN 2.6 would pick its
+    // slow gemm implementation. Other grouped ones stay channels-first.
     *nhwc_inputs = {0, 1};
     *nhwc_output = false;
   } else if (n.op_type == "BatchNormalizationGrad" && n.GetInt("training_mode", 0) == 1 &&
@@ -182,7 +196,7 @@ Status ConvertToChannelsLast(Graph* g) {
     if (IsAnchor(node, types, &nhwc_inputs[i], &is_conv)) {
       role[i] = Role::kAnchor;
       any_conv |= is_conv;
-    } else if (IsGradAnchor(node, types, region, &nhwc_inputs[i], &out_nhwc)) {
+    } else if (IsGradAnchor(*g, node, types, region, &nhwc_inputs[i], &out_nhwc)) {
       role[i] = Role::kAnchor;
       nhwc_output[i] = out_nhwc;
     } else if ((node.domain.empty() || IsElementwiseGrad(node) || IsFusedElementwise(node)) && OnlyOutput0(node) &&
