@@ -62,7 +62,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("strata", {"ConvBackwardData"}, onednn::CreateConvBackwardData);
   add("strata", {"ConvBackwardFilter"}, onednn::CreateConvBackwardFilter);
   r->AddKernel("strata", "ConvBackwardFilter", KernelEntry{"cpu", cpu::CreateDepthwiseConvBackwardFilter});
-  add("strata", {"GeluGrad", "ReluGrad", "SigmoidGrad", "TanhGrad"}, onednn::CreateEltwiseGrad);
+  add("strata", {"GeluGrad", "HardSwishGrad", "ReluGrad", "SigmoidGrad", "TanhGrad"}, onednn::CreateEltwiseGrad);
   add("strata", {"AveragePoolGrad", "MaxPoolGrad"}, onednn::CreatePoolGrad);
   add("strata", {"LogSoftmaxGrad", "SoftmaxGrad"}, onednn::CreateSoftmaxGrad);
 }

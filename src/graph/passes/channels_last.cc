@@ -35,7 +35,8 @@ constexpr std::string_view kElementwiseOps[] = {
 // strata-domain activation gradients (dY, Y -> dX), elementwise like the ops above.
 bool IsElementwiseGrad(const Node& n) {
   return n.domain == kStrataDomain && n.inputs.size() == 2 &&
-         (n.op_type == "ReluGrad" || n.op_type == "SigmoidGrad" || n.op_type == "TanhGrad");
+         (n.op_type == "ReluGrad" || n.op_type == "SigmoidGrad" || n.op_type == "TanhGrad" ||
+          n.op_type == "HardSwishGrad" || n.op_type == "HardSigmoidGrad");
 }
 
 // strata.FusedElementwise: a chain of broadcasting elementwise ops, as layout-blind as they are when every input is a
