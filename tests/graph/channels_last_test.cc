@@ -48,6 +48,51 @@ TEST(ChannelsLastTest, ResidualBlockWithPoolsConcatAndHead) {
   }
 }
 
+// Keras's ZeroPadding2D before a stride-2 depthwise layer (asymmetric pads on H and W) and a reflect Pad join the
+// region with their pads permuted to [N, H, W, C]; a Pad with an axes input, or of the channels with pads not given
+// as a constant, stays out. Numbers unchanged (CheckPass).
+TEST(ChannelsLastTest, PadsJoinTheRegionWithPermutedPads) {
+  GraphBuilder b;
+  b.Input("x", {2, 3, 9, 8})
+      .Constant("w1", RandomF({8, 3, 3, 3}, 1, -0.5f, 0.5f))
+      .Constant("wd", RandomF({8, 1, 3, 3}, 2, -0.5f, 0.5f))
+      .Constant("w3", RandomF({8, 8, 1, 1}, 3, -0.5f, 0.5f))
+      .Constant("zero_pad", I64({0, 0, 0, 0, 0, 0, 1, 1}, {8}))
+      .Constant("reflect_pad", I64({0, 0, 1, 2, 0, 0, 2, 1}, {8}))
+      .Constant("value", F({0.5f}, {}))
+      .Node("Conv", {"x", "w1"}, {"c1"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Node("Relu", {"c1"}, {"r1"})
+      .Node("Pad", {"r1", "zero_pad", "value"}, {"p1"})
+      .Node("Conv", {"p1", "wd"}, {"c2"}, {{"strides", AInts({2, 2})}, {"group", AInt(8)}})
+      .Node("Pad", {"c2", "reflect_pad"}, {"p2"}, {{"mode", AString("reflect")}})
+      .Node("Conv", {"p2", "w3"}, {"y"})
+      .Output("y");
+  graph::Model model = b.model();
+  graph::Graph g = CheckPass(model, {{"x", RandomF({2, 3, 9, 8}, 5)}}, ConvertToChannelsLast);
+  if (ops::OpRegistry::Global().Find("strata", "ChannelsLast")->kernels.empty()) return;  // the pass did nothing
+  EXPECT_EQ(Count(g, "Pad"), 2);
+  EXPECT_EQ(Count(g, "Transpose"), 2);  // x in, y out
+  for (const graph::Node& n : g.nodes) {
+    if (n.op_type != "Pad") continue;
+    const Tensor& pads = g.initializers.at(n.inputs[1]);
+    const std::vector<int64_t> got(pads.data<int64_t>(), pads.data<int64_t>() + 8);
+    if (n.outputs[0].rfind("p1", 0) == 0) {
+      EXPECT_EQ(got, (std::vector<int64_t>{0, 0, 0, 0, 0, 1, 1, 0}));
+    } else {
+      EXPECT_EQ(got, (std::vector<int64_t>{0, 1, 2, 0, 0, 2, 1, 0}));
+    }
+  }
+  // With an axes input the Pad stays channels-first: Transposes around it.
+  graph::Model with_axes = model;
+  with_axes.graph.initializers["axes"] = I64({0, 1, 2, 3}, {4});
+  for (graph::Node& n : with_axes.graph.nodes)
+    if (n.op_type == "Pad" && n.outputs[0] == "p1") n.inputs = {"r1", "zero_pad", "value", "axes"};
+  with_axes.opset_imports[""] = 18;
+  for (graph::Node& n : with_axes.graph.nodes) n.opset = 18;
+  graph::Graph h = CheckPass(with_axes, {{"x", RandomF({2, 3, 9, 8}, 5)}}, ConvertToChannelsLast);
+  EXPECT_EQ(Count(h, "Transpose"), 4);
+}
+
 TEST(ChannelsLastTest, LeavesGraphsWithoutConvolutionsAlone) {
   GraphBuilder b;
   b.Input("x", {1, 3, 8, 8})

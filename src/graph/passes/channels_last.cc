@@ -26,7 +26,7 @@
 namespace strata::graph {
 namespace {
 
-enum class Role { kNone, kAnchor, kElementwise, kConcat };
+enum class Role { kNone, kAnchor, kElementwise, kConcat, kPad };
 
 constexpr std::string_view kElementwiseOps[] = {
     "Relu", "LeakyRelu", "Elu", "Selu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Softplus", "Clip", "Abs",
@@ -169,6 +169,19 @@ bool IsScalarConstant(const Graph& g, const std::string& v) {
   return t != nullptr && t->num_elements() == 1 && t->rank() <= 4;
 }
 
+// A Pad (opset >= 11, any mode, no axes input) of a region value with constant pads and a scalar constant value (or
+// none): padding commutes with the layout change once its pads are permuted the same way (Keras's ZeroPadding2D
+// before MobileNetV3's and EfficientNet's stride-2 depthwise layers, and its gradient, a Pad with negated pads).
+bool IsRegionPad(const Graph& g, const Node& n, const InferredGraph& types,
+                 const std::unordered_set<std::string>& region) {
+  if (!n.domain.empty() || n.op_type != "Pad" || n.opset < 11 || !OnlyOutput0(n) || n.inputs.size() < 2 ||
+      n.inputs.size() > 3 || region.count(n.inputs[0]) == 0 || !Is4DFloat(types, n.outputs[0]))
+    return false;
+  const Tensor* pads = passes::FindConstant(g, n.inputs[1]);
+  if (pads == nullptr || pads->dtype() != DType::kInt64 || pads->rank() != 1 || pads->num_elements() != 8) return false;
+  return n.inputs.size() < 3 || n.inputs[2].empty() || IsScalarConstant(g, n.inputs[2]);
+}
+
 }  // namespace
 
 Status ConvertToChannelsLast(Graph* g) {
@@ -200,6 +213,9 @@ Status ConvertToChannelsLast(Graph* g) {
     } else if (IsGradAnchor(*g, node, types, region, &nhwc_inputs[i], &out_nhwc)) {
       role[i] = Role::kAnchor;
       nhwc_output[i] = out_nhwc;
+    } else if (IsRegionPad(*g, node, types, region)) {
+      role[i] = Role::kPad;
+      nhwc_inputs[i] = {0};
     } else if ((node.domain.empty() || IsElementwiseGrad(node) || IsFusedElementwise(node)) && OnlyOutput0(node) &&
                (IsQuantizeOp(node) ? Is4DActivation(types, node.outputs[0]) : Is4DFloat(types, node.outputs[0]))) {
       const bool concat = node.domain.empty() && node.op_type == "Concat" &&
@@ -316,6 +332,12 @@ Status ConvertToChannelsLast(Graph* g) {
       node.domain = std::string(kStrataDomain);
     } else if (role[i] == Role::kConcat) {
       node.attrs["axis"] = Attribute::Int(3);
+    } else if (role[i] == Role::kPad) {
+      // [n, c, h, w begins, then ends] -> [n, h, w, c begins, then ends]
+      const int64_t* p = passes::FindConstant(*g, node.inputs[1])->data<int64_t>();
+      const std::string pads = fresh(node.name + "/nhwc_pads");
+      g->initializers[pads] = Tensor::FromVector<int64_t>({p[0], p[2], p[3], p[1], p[4], p[6], p[7], p[5]});
+      node.inputs[1] = pads;
     }
     out.push_back(std::move(node));
     if (!nhwc_output[i]) continue;
