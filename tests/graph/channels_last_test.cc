@@ -49,8 +49,10 @@ TEST(ChannelsLastTest, ResidualBlockWithPoolsConcatAndHead) {
 }
 
 // Keras's ZeroPadding2D before a stride-2 depthwise layer (asymmetric pads on H and W) and a reflect Pad join the
-// region with their pads permuted to [N, H, W, C]; a Pad with an axes input, or of the channels with pads not given
-// as a constant, stays out. Numbers unchanged (CheckPass).
+// region with their pads permuted to [N, H, W, C], as do a ReduceSumTo and an Expand to 4-D shapes, constant or
+// computed (squeeze-and-excite's and global pooling's gradients; a computed shape goes through a Gather); a Pad with
+// an axes input stays out. Numbers unchanged
+// (CheckPass).
 TEST(ChannelsLastTest, PadsJoinTheRegionWithPermutedPads) {
   GraphBuilder b;
   b.Input("x", {2, 3, 9, 8})
@@ -65,14 +67,26 @@ TEST(ChannelsLastTest, PadsJoinTheRegionWithPermutedPads) {
       .Node("Pad", {"r1", "zero_pad", "value"}, {"p1"})
       .Node("Conv", {"p1", "wd"}, {"c2"}, {{"strides", AInts({2, 2})}, {"group", AInt(8)}})
       .Node("Pad", {"c2", "reflect_pad"}, {"p2"}, {{"mode", AString("reflect")}})
-      .Node("Conv", {"p2", "w3"}, {"y"})
+      .Node("Conv", {"p2", "w3"}, {"c3"})
+      .Constant("per_channel", I64({2, 8, 1, 1}, {4}))
+      .Node("Shape", {"c3"}, {"full"})  // computed: permuted by a Gather
+      .Node("ReduceSumTo", {"c3", "per_channel"}, {"sums"}, {}, 1)
+      .Node("Expand", {"sums", "full"}, {"e"})
+      .Node("Mul", {"c3", "e"}, {"y"})
       .Output("y");
   graph::Model model = b.model();
+  model.graph.nodes[model.graph.nodes.size() - 3].domain = "strata";
+  model.opset_imports["strata"] = 1;
   graph::Graph g = CheckPass(model, {{"x", RandomF({2, 3, 9, 8}, 5)}}, ConvertToChannelsLast);
   if (ops::OpRegistry::Global().Find("strata", "ChannelsLast")->kernels.empty()) return;  // the pass did nothing
   EXPECT_EQ(Count(g, "Pad"), 2);
   EXPECT_EQ(Count(g, "Transpose"), 2);  // x in, y out
   for (const graph::Node& n : g.nodes) {
+    if (n.op_type == "ReduceSumTo") {
+      const Tensor& shape = g.initializers.at(n.inputs[1]);
+      const std::vector<int64_t> got(shape.data<int64_t>(), shape.data<int64_t>() + 4);
+      EXPECT_EQ(got, (std::vector<int64_t>{2, 1, 1, 8}));
+    }
     if (n.op_type != "Pad") continue;
     const Tensor& pads = g.initializers.at(n.inputs[1]);
     const std::vector<int64_t> got(pads.data<int64_t>(), pads.data<int64_t>() + 8);
@@ -91,6 +105,64 @@ TEST(ChannelsLastTest, PadsJoinTheRegionWithPermutedPads) {
   for (graph::Node& n : with_axes.graph.nodes) n.opset = 18;
   graph::Graph h = CheckPass(with_axes, {{"x", RandomF({2, 3, 9, 8}, 5)}}, ConvertToChannelsLast);
   EXPECT_EQ(Count(h, "Transpose"), 4);
+}
+
+// The training graph of a MobileNetV3 / EfficientNetV2 style block: 1x1 expansion, hard swish, ZeroPadding2D, a
+// stride-2 depthwise layer, squeeze-and-excite (global pool, two 1x1 layers, hard sigmoid, broadcast Mul), swish
+// (x * sigmoid(x)), 1x1 projection. With its gradients (HardSwishGrad, HardSigmoidGrad, ReduceSumTo and Expand to
+// computed shapes, the Pad of the gradient, depthwise ConvBackwardFilter), the whole backward pass stays in the
+// region: Transposes only for the input, the loss's operand and the weight gradients' plain consumers. Numbers
+// against the reference interpreter, before and after the pass and through the Session with every fast kernel
+// (CheckPass).
+TEST(ChannelsLastTest, SqueezeExciteBlockTrainsInOneRegion) {
+  GraphBuilder b;
+  b.Input("x", {2, 8, 10, 10})
+      .Constant("w_exp", RandomF({16, 8, 1, 1}, 1, -0.5f, 0.5f))
+      .Constant("w_dw", RandomF({16, 1, 3, 3}, 2, -0.5f, 0.5f))
+      .Constant("w_se1", RandomF({4, 16, 1, 1}, 3, -0.5f, 0.5f))
+      .Constant("w_se2", RandomF({16, 4, 1, 1}, 4, -0.5f, 0.5f))
+      .Constant("w_proj", RandomF({8, 16, 1, 1}, 5, -0.5f, 0.5f))
+      .Constant("zero_pad", I64({0, 0, 0, 0, 0, 0, 1, 1}, {8}))
+      .Constant("r", RandomF({2, 8, 5, 5}, 6))
+      .Node("Conv", {"x", "w_exp"}, {"e"})
+      .Node("HardSwish", {"e"}, {"hs"})
+      .Node("Pad", {"hs", "zero_pad"}, {"p"})
+      .Node("Conv", {"p", "w_dw"}, {"d"}, {{"strides", AInts({2, 2})}, {"group", AInt(16)}})
+      .Node("GlobalAveragePool", {"d"}, {"g"})
+      .Node("Conv", {"g", "w_se1"}, {"s1"})
+      .Node("Relu", {"s1"}, {"s1r"})
+      .Node("Conv", {"s1r", "w_se2"}, {"s2"})
+      .Node("HardSigmoid", {"s2"}, {"s"}, {{"alpha", AFloat(1.0f / 6)}, {"beta", AFloat(0.5f)}})
+      .Node("Mul", {"d", "s"}, {"se"})
+      .Node("Sigmoid", {"se"}, {"sig"})
+      .Node("Mul", {"se", "sig"}, {"sw"})
+      .Node("Conv", {"sw", "w_proj"}, {"y"})
+      .Node("Mul", {"y", "r"}, {"m"})
+      .Node("ReduceSum", {"m"}, {"loss"}, {{"keepdims", AInt(0)}});
+  graph::Model model = b.model();
+  model.opset_imports["strata"] = 1;
+  std::map<std::string, std::string> grads;
+  const std::vector<std::string> params = {"w_exp", "w_dw", "w_se1", "w_se2", "w_proj"};
+  ASSERT_TRUE(graph::BuildGradients(&model.graph, "loss", params, {}, &grads).ok());
+  for (const std::string& w : params) model.graph.outputs.push_back({grads.at(w), DType::kUndefined, {}});
+  const std::map<std::string, int> before = OpCounts(model.graph);
+  EXPECT_EQ(before.count("strata.HardSwishGrad"), 1u);
+  EXPECT_EQ(before.count("strata.HardSigmoidGrad"), 1u);
+  EXPECT_EQ(before.count("Where"), 0u);
+  // Constants folded first, as in the default passes (the gradient Pad's negated pads).
+  auto passes = [](graph::Graph* h) -> Status {
+    STRATA_RETURN_IF_ERROR(graph::FoldConstants(h));
+    return ConvertToChannelsLast(h);
+  };
+  graph::Graph g = CheckPass(model, {{"x", RandomF({2, 8, 10, 10}, 10)}}, passes, 1e-3, 1e-4);
+  if (ops::OpRegistry::Global().Find("strata", "ChannelsLast")->kernels.empty()) return;  // the pass did nothing
+  // Into the region: x and the loss's gradient; out of it: y (the loss's Mul is outside: r is not a scalar).
+  EXPECT_EQ(Count(g, "Transpose"), 3);
+  int dw_filter_grads = 0;
+  for (const graph::Node& n : g.nodes)
+    dw_filter_grads +=
+        n.op_type == "ChannelsLast" && n.GetString("op", "") == "ConvBackwardFilter" && n.GetInt("group", 1) == 16;
+  EXPECT_EQ(dw_filter_grads, 1);
 }
 
 TEST(ChannelsLastTest, LeavesGraphsWithoutConvolutionsAlone) {

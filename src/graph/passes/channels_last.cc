@@ -26,7 +26,7 @@
 namespace strata::graph {
 namespace {
 
-enum class Role { kNone, kAnchor, kElementwise, kConcat, kPad };
+enum class Role { kNone, kAnchor, kElementwise, kConcat, kPermuted };
 
 constexpr std::string_view kElementwiseOps[] = {
     "Relu", "LeakyRelu", "Elu", "Selu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Softplus", "Clip", "Abs",
@@ -114,7 +114,10 @@ bool IsGradAnchor(const Graph& g, const Node& n, const InferredGraph& types,
     if (!Is4DFloat(types, n.inputs[k])) return false;
     any_in_region |= region.count(n.inputs[k]) > 0;
   }
-  return any_in_region && (!*nhwc_output || Is4DFloat(types, n.outputs[0]));
+  // A ConvBackwardData joins even when dY comes from outside (the head's gradient, through a Reshape or a Mul with a
+  // non-scalar operand): its dX feeds the backward pass of the region below, which otherwise started outside it.
+  const bool data_grad = n.op_type == "ConvBackwardData";
+  return (any_in_region || data_grad) && (!*nhwc_output || Is4DFloat(types, n.outputs[0]));
 }
 
 // Nodes that become strata.ChannelsLast, with the inputs that are activations.
@@ -169,17 +172,40 @@ bool IsScalarConstant(const Graph& g, const std::string& v) {
   return t != nullptr && t->num_elements() == 1 && t->rank() <= 4;
 }
 
-// A Pad (opset >= 11, any mode, no axes input) of a region value with constant pads and a scalar constant value (or
-// none): padding commutes with the layout change once its pads are permuted the same way (Keras's ZeroPadding2D
-// before MobileNetV3's and EfficientNet's stride-2 depthwise layers, and its gradient, a Pad with negated pads).
-bool IsRegionPad(const Graph& g, const Node& n, const InferredGraph& types,
-                 const std::unordered_set<std::string>& region) {
-  if (!n.domain.empty() || n.op_type != "Pad" || n.opset < 11 || !OnlyOutput0(n) || n.inputs.size() < 2 ||
-      n.inputs.size() > 3 || region.count(n.inputs[0]) == 0 || !Is4DFloat(types, n.outputs[0]))
+// Ops that take a region value and a constant that names its axes in NCHW order, and are layout-free once that
+// constant is permuted to NHWC (role kPermuted; the constant is input 1):
+//  - Pad (opset >= 11, any mode, no axes input) with 8 constant pads and a scalar constant value (or none): Keras's
+//    ZeroPadding2D before MobileNetV3's stride-2 depthwise layers, and its gradient (a Pad with negated pads);
+//  - strata.ReduceSumTo and Expand to a constant 4-D shape: the gradients of broadcasting Muls (squeeze-and-excite's
+//    [N, C, 1, 1] scale; swish's x * sigmoid(x), where the "reduction" is to the same shape, a view) and of
+//    GlobalAveragePool. Without this each of them transposed its full-size input out of the region and back.
+bool IsPermutedConstantOp(const Graph& g, const Node& n, const InferredGraph& types,
+                          const std::unordered_set<std::string>& region, std::vector<int64_t>* values) {
+  if (!OnlyOutput0(n) || n.inputs.size() < 2 || region.count(n.inputs[0]) == 0 || !Is4DFloat(types, n.outputs[0]))
     return false;
-  const Tensor* pads = passes::FindConstant(g, n.inputs[1]);
-  if (pads == nullptr || pads->dtype() != DType::kInt64 || pads->rank() != 1 || pads->num_elements() != 8) return false;
-  return n.inputs.size() < 3 || n.inputs[2].empty() || IsScalarConstant(g, n.inputs[2]);
+  const bool pad = n.domain.empty() && n.op_type == "Pad";
+  const bool to_shape =
+      (n.domain.empty() && n.op_type == "Expand") || (n.domain == kStrataDomain && n.op_type == "ReduceSumTo");
+  if (!pad && !to_shape) return false;
+  const Tensor* c = passes::FindConstant(g, n.inputs[1]);
+  if (c != nullptr) {
+    if (c->dtype() != DType::kInt64 || c->rank() != 1) return false;
+    values->assign(c->data<int64_t>(), c->data<int64_t>() + c->num_elements());
+  } else if (to_shape) {
+    // A computed shape (the gradients' Shape(v), batch unknown when the plan is made): permuted at run time by a
+    // Gather; values stay empty.
+    const ops::ValueType* t = passes::TypeOf(types, n.inputs[1]);
+    if (t == nullptr || t->dtype != DType::kInt64 || t->shape.rank() != 1 || t->shape.dims[0].value != 4) return false;
+    values->clear();
+    return n.inputs.size() == 2;
+  } else {
+    return false;
+  }
+  if (pad) {
+    return n.opset >= 11 && n.inputs.size() <= 3 && values->size() == 8 &&
+           (n.inputs.size() < 3 || n.inputs[2].empty() || IsScalarConstant(g, n.inputs[2]));
+  }
+  return n.inputs.size() == 2 && values->size() == 4;
 }
 
 }  // namespace
@@ -202,7 +228,8 @@ Status ConvertToChannelsLast(Graph* g) {
   std::vector<Role> role(n, Role::kNone);
   std::vector<std::vector<int>> nhwc_inputs(n);
   std::vector<bool> nhwc_output(n, true);
-  std::unordered_set<std::string> region;  // values (original names) held channels-last
+  std::unordered_set<std::string> region;         // values (original names) held channels-last
+  std::vector<std::vector<int64_t>> permuted(n);  // kPermuted: the constant pads or shape, NCHW order (or none)
   bool any_conv = false;
   for (size_t i = 0; i < n; ++i) {
     const Node& node = g->nodes[i];
@@ -213,8 +240,8 @@ Status ConvertToChannelsLast(Graph* g) {
     } else if (IsGradAnchor(*g, node, types, region, &nhwc_inputs[i], &out_nhwc)) {
       role[i] = Role::kAnchor;
       nhwc_output[i] = out_nhwc;
-    } else if (IsRegionPad(*g, node, types, region)) {
-      role[i] = Role::kPad;
+    } else if (IsPermutedConstantOp(*g, node, types, region, &permuted[i])) {
+      role[i] = Role::kPermuted;
       nhwc_inputs[i] = {0};
     } else if ((node.domain.empty() || IsElementwiseGrad(node) || IsFusedElementwise(node)) && OnlyOutput0(node) &&
                (IsQuantizeOp(node) ? Is4DActivation(types, node.outputs[0]) : Is4DFloat(types, node.outputs[0]))) {
@@ -282,7 +309,7 @@ Status ConvertToChannelsLast(Graph* g) {
   // Shape readers of region values (the gradients' shape operands) read the channels-last value and permute its
   // shape back: Shape(v_nhwc) then Gather [0, 3, 1, 2], instead of a Transpose of the whole activation.
   std::unordered_map<int, std::string> shape_readers;  // node -> the channels-last value it reads
-  std::string nchw_order;
+  std::string nchw_order, nhwc_order;
   for (size_t i = 0; i < n; ++i) {
     Node node = std::move(g->nodes[i]);
     if (role[i] == Role::kNone) {
@@ -332,12 +359,29 @@ Status ConvertToChannelsLast(Graph* g) {
       node.domain = std::string(kStrataDomain);
     } else if (role[i] == Role::kConcat) {
       node.attrs["axis"] = Attribute::Int(3);
-    } else if (role[i] == Role::kPad) {
-      // [n, c, h, w begins, then ends] -> [n, h, w, c begins, then ends]
-      const int64_t* p = passes::FindConstant(*g, node.inputs[1])->data<int64_t>();
-      const std::string pads = fresh(node.name + "/nhwc_pads");
-      g->initializers[pads] = Tensor::FromVector<int64_t>({p[0], p[2], p[3], p[1], p[4], p[6], p[7], p[5]});
-      node.inputs[1] = pads;
+    } else if (role[i] == Role::kPermuted) {
+      // A shape [n, c, h, w] -> [n, h, w, c]; pads [n, c, h, w begins, then ends] likewise, each half.
+      const std::vector<int64_t>& p = permuted[i];
+      if (p.empty()) {  // a computed shape: Gather [0, 2, 3, 1] of it
+        if (nhwc_order.empty()) {
+          nhwc_order = fresh("channels_last/nhwc_order");
+          g->initializers[nhwc_order] = Tensor::FromVector<int64_t>({0, 2, 3, 1});
+        }
+        Node gather;
+        gather.name = fresh(node.name + "/nhwc_order");
+        gather.op_type = "Gather";
+        gather.opset = 13;
+        gather.inputs = {node.inputs[1], nhwc_order};
+        gather.outputs = {fresh(node.inputs[1] + "__nhwc")};
+        node.inputs[1] = gather.outputs[0];
+        out.push_back(std::move(gather));
+      } else {
+        std::vector<int64_t> nhwc = {p[0], p[2], p[3], p[1]};
+        if (p.size() == 8) nhwc.insert(nhwc.end(), {p[4], p[6], p[7], p[5]});
+        const std::string name = fresh(node.name + "/nhwc_order");
+        g->initializers[name] = Tensor::FromVector<int64_t>(nhwc);
+        node.inputs[1] = name;
+      }
     }
     out.push_back(std::move(node));
     if (!nhwc_output[i]) continue;
