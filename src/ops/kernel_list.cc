@@ -24,6 +24,8 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   // math
   add("", {"Abs", "Clip", "Exp", "Log", "Neg", "Pow", "Sqrt"}, onednn::CreateEltwise);
   add("", {"Add", "Div", "Max", "Min", "Mul", "Sub"}, onednn::CreateBinary);
+  // (Sum of same-shape float32 gradients: the hand-written kernel, multi-threaded; the reference is single-threaded)
+  r->AddKernel("", "Sum", KernelEntry{"cpu", cpu::CreateSum});
   add("", {"Gemm"}, onednn::CreateGemm);
   add("", {"MatMul"}, onednn::CreateMatMul);
   // nn

@@ -394,6 +394,34 @@ TEST(CpuDepthwiseBackwardFilterNhwcTest, DeclinesWhatItDoesNotTake) {
   declines(only_dy);
 }
 
+// Sum of same-shape float32 inputs, bit for bit the reference's ((x0 + x1) + x2) + ... (rtol and atol 0): two to four
+// inputs, sizes below, at and across the kernel's 16384-element blocks; by hand once.
+TEST(CpuSumTest, MatchesTheReferenceExactly) {
+  OpCase hand{.label = "by hand",
+              .op_type = "Sum",
+              .inputs = {F({1, 2, 3}, {3}), F({10, 20, 30}, {3}), F({100, 200, 300}, {3})},
+              .expected = {F({111, 222, 333}, {3})},
+              .kernel = "cpu"};
+  RunOpCase(hand);
+  for (int inputs = 2; inputs <= 4; ++inputs)
+    for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{7}, {16384}, {3, 5, 33, 41}}) {
+      OpCase c{.label = StrCat(inputs, " inputs of ", Shape(shape).ToString()), .op_type = "Sum", .kernel = "cpu"};
+      for (int i = 0; i < inputs; ++i) c.inputs.push_back(RandomF(shape, 20 + i, -100.f, 100.f));
+      c.rtol = 0;
+      c.atol = 0;
+      RunOpCase(c);
+    }
+  OpCase broadcast{.label = "broadcasting declines",
+                   .op_type = "Sum",
+                   .inputs = {RandomF({4, 3}, 1), RandomF({3}, 2)},
+                   .kernel = "cpu",
+                   .expect_decline = true};
+  RunOpCase(broadcast);
+  OpCase one{.label = "one input declines", .op_type = "Sum", .inputs = {RandomF({4, 3}, 1)}, .kernel = "cpu"};
+  one.expect_decline = true;
+  RunOpCase(one);
+}
+
 // strata.ChannelsLast wrapping a 1x1 Conv or strata.FusedConv (with an optional channels-last residual Z, input 3).
 // The kernel takes X or Y of at least 8 MiB with at most 32 output channels (or at most 32 input channels and Y of
 // 64 MiB), so the cases here are that large.

@@ -45,6 +45,10 @@ StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const Kernel
 // convolution (dY and X channels-last, plain dW), float32, any channel count, shapes and w_shape known at plan time.
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
 
+// sum.cc: Sum of two or more float32 inputs of one shape known at plan time (no broadcasting), bit for bit the
+// reference's order, split across threads.
+StatusOr<std::unique_ptr<Kernel>> CreateSum(const KernelInit& init);
+
 // quantize_linear.cc: QuantizeLinear of float32 with a constant per-tensor scale and zero point (uint8/int8),
 // vectorised, bit-exact with the reference.
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
