@@ -165,6 +165,28 @@ TEST(ChannelsLastTest, SqueezeExciteBlockTrainsInOneRegion) {
   EXPECT_EQ(dw_filter_grads, 1);
 }
 
+// An elementwise op whose other operand is a computed one-element value (the mean gradient's divisor when the batch
+// is not known at autodiff time) joins the region; a computed per-channel value does not.
+TEST(ChannelsLastTest, ComputedScalarOperandsJoin) {
+  GraphBuilder b;
+  b.Input("x", {2, 4, 6, 6})
+      .Input("k", {1})
+      .Input("v", {4, 1, 1})
+      .Constant("w", RandomF({4, 4, 3, 3}, 1, -0.5f, 0.5f))
+      .Node("Conv", {"x", "w"}, {"c"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Node("Div", {"c", "k"}, {"d"})
+      .Node("Conv", {"d", "w"}, {"e"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Node("Mul", {"e", "v"}, {"f"})
+      .Node("Conv", {"f", "w"}, {"y"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Output("y");
+  graph::Graph g =
+      CheckPass(b.model(), {{"x", RandomF({2, 4, 6, 6}, 2)}, {"k", F({4}, {1})}, {"v", RandomF({4, 1, 1}, 3)}},
+                ConvertToChannelsLast);
+  if (ops::OpRegistry::Global().Find("strata", "ChannelsLast")->kernels.empty()) return;  // the pass did nothing
+  // x in; e out to the Mul and its product back in; y out.
+  EXPECT_EQ(Count(g, "Transpose"), 4);
+}
+
 TEST(ChannelsLastTest, LeavesGraphsWithoutConvolutionsAlone) {
   GraphBuilder b;
   b.Input("x", {1, 3, 8, 8})

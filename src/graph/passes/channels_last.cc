@@ -167,6 +167,17 @@ bool IsAnchor(const Node& n, const InferredGraph& types, std::vector<int>* nhwc_
   return false;
 }
 
+// A value of one element whatever its layout (rank at most 4, every dim 1), computed or constant: the mean
+// gradient's divisor (the pooled area, computed when the batch is not known at autodiff time) broadcasts the same
+// over NHWC as over NCHW.
+bool IsScalar(const InferredGraph& types, const std::string& v) {
+  const ops::ValueType* t = passes::TypeOf(types, v);
+  if (t == nullptr || !t->shape.rank_known || t->shape.rank() > 4) return false;
+  for (const Dim& d : t->shape.dims)
+    if (d.value != 1) return false;
+  return true;
+}
+
 bool IsScalarConstant(const Graph& g, const std::string& v) {
   const Tensor* t = passes::FindConstant(g, v);
   return t != nullptr && t->num_elements() == 1 && t->rank() <= 4;
@@ -269,7 +280,7 @@ Status ConvertToChannelsLast(Graph* g) {
           any_in_region = true;
         } else if (backward_join && Is4DFloat(types, v) && passes::FindConstant(*g, v) == nullptr) {
           data.push_back(static_cast<int>(k));
-        } else if (concat || !IsScalarConstant(*g, v)) {
+        } else if (concat || !(IsScalarConstant(*g, v) || IsScalar(types, v))) {
           ok = false;
         }
       }
