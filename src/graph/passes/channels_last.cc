@@ -183,11 +183,12 @@ bool IsScalarConstant(const Graph& g, const std::string& v) {
   return t != nullptr && t->num_elements() == 1 && t->rank() <= 4;
 }
 
-// Ops that take a region value and a constant that names its axes in NCHW order, and are layout-free once that
-// constant is permuted to NHWC (role kPermuted; the constant is input 1):
+// Ops that take a region value and an input 1 that names its axes in NCHW order, and are layout-free once that input
+// is permuted to NHWC (role kPermuted; `values` gets a constant input 1, and stays empty for a computed shape, which
+// the rewrite permutes with a Gather):
 //  - Pad (opset >= 11, any mode, no axes input) with 8 constant pads and a scalar constant value (or none): Keras's
 //    ZeroPadding2D before MobileNetV3's stride-2 depthwise layers, and its gradient (a Pad with negated pads);
-//  - strata.ReduceSumTo and Expand to a constant 4-D shape: the gradients of broadcasting Muls (squeeze-and-excite's
+//  - strata.ReduceSumTo and Expand to a 4-D shape, constant or computed: the gradients of broadcasting Muls (squeeze-and-excite's
 //    [N, C, 1, 1] scale; swish's x * sigmoid(x), where the "reduction" is to the same shape, a view) and of
 //    GlobalAveragePool. Without this each of them transposed its full-size input out of the region and back.
 bool IsPermutedConstantOp(const Graph& g, const Node& n, const InferredGraph& types,

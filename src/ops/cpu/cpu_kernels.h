@@ -62,9 +62,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& 
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init);
 
-// Run-time choice of the variant (isa.h). The ten factories above that have vector code (all but
-// CreateChannelsLastMaxPoolGrad and CreateChannelsLast) exist twice, in namespaces generic and avx512; the ones above
-// call the variant that CpuIsaForPlans() names when a plan is made (dispatch.cc).
+// Run-time choice of the variant (isa.h). The eleven factories above that have vector code (all but CreateChannelsLast,
+// CreateChannelsLastMaxPoolGrad, CreateDepthwiseConvBackwardFilter and CreateSum) exist twice, in namespaces generic
+// and avx512; the ones above call the variant that CpuIsaForPlans() names when a plan is made (dispatch.cc).
 enum class CpuIsa { kGeneric, kAvx512 };
 std::string_view CpuIsaName(CpuIsa isa);  // "generic", "avx512"
 // Whether this CPU (and the OS, which must save the AVX-512 registers) runs the avx512 variant: AVX-512 F, BW, DQ and
