@@ -188,9 +188,10 @@ bool IsScalarConstant(const Graph& g, const std::string& v) {
 // the rewrite permutes with a Gather):
 //  - Pad (opset >= 11, any mode, no axes input) with 8 constant pads and a scalar constant value (or none): Keras's
 //    ZeroPadding2D before MobileNetV3's stride-2 depthwise layers, and its gradient (a Pad with negated pads);
-//  - strata.ReduceSumTo and Expand to a 4-D shape, constant or computed: the gradients of broadcasting Muls (squeeze-and-excite's
-//    [N, C, 1, 1] scale; swish's x * sigmoid(x), where the "reduction" is to the same shape, a view) and of
-//    GlobalAveragePool. Without this each of them transposed its full-size input out of the region and back.
+//  - strata.ReduceSumTo and Expand to a 4-D shape, constant or computed: the gradients of broadcasting Muls
+//    (squeeze-and-excite's [N, C, 1, 1] scale; swish's x * sigmoid(x), where the "reduction" is to the same shape,
+//    a view) and of GlobalAveragePool. Without this each of them transposed its full-size input out of the region and
+//    back.
 bool IsPermutedConstantOp(const Graph& g, const Node& n, const InferredGraph& types,
                           const std::unordered_set<std::string>& region, std::vector<int64_t>* values) {
   if (!OnlyOutput0(n) || n.inputs.size() < 2 || region.count(n.inputs[0]) == 0 || !Is4DFloat(types, n.outputs[0]))
