@@ -165,7 +165,10 @@ Plan::~Plan() {
   std::map<std::string, std::pair<double, int>> by_op;
   for (size_t s = 0; s < steps_.size(); ++s) {
     const Node& n = *steps_[s].node;
-    auto& e = by_op[StrCat(n.domain.empty() ? "" : n.domain + ".", n.op_type, " [", steps_[s].kernel->name(), "]")];
+    // A strata.ChannelsLast wrapper is listed with the op it wraps: "strata.ChannelsLast(BatchNormalization)".
+    const std::string wrapped = n.domain == "strata" && n.op_type == "ChannelsLast" ? n.GetString("op", "") : "";
+    auto& e = by_op[StrCat(n.domain.empty() ? "" : n.domain + ".", n.op_type,
+                           wrapped.empty() ? "" : "(" + wrapped + ")", " [", steps_[s].kernel->name(), "]")];
     e.first += step_ms_[s];
     e.second += 1;
   }

@@ -24,6 +24,8 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   // math
   add("", {"Abs", "Clip", "Exp", "Log", "Neg", "Pow", "Sqrt"}, onednn::CreateEltwise);
   add("", {"Add", "Div", "Max", "Min", "Mul", "Sub"}, onednn::CreateBinary);
+  // (Sum of same-shape float32 gradients: the hand-written kernel, multi-threaded; the reference is single-threaded)
+  r->AddKernel("", "Sum", KernelEntry{"cpu", cpu::CreateSum});
   add("", {"Gemm"}, onednn::CreateGemm);
   add("", {"MatMul"}, onednn::CreateMatMul);
   // nn
@@ -62,7 +64,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("strata", {"ConvBackwardData"}, onednn::CreateConvBackwardData);
   add("strata", {"ConvBackwardFilter"}, onednn::CreateConvBackwardFilter);
   r->AddKernel("strata", "ConvBackwardFilter", KernelEntry{"cpu", cpu::CreateDepthwiseConvBackwardFilter});
-  add("strata", {"GeluGrad", "ReluGrad", "SigmoidGrad", "TanhGrad"}, onednn::CreateEltwiseGrad);
+  add("strata", {"GeluGrad", "HardSwishGrad", "ReluGrad", "SigmoidGrad", "TanhGrad"}, onednn::CreateEltwiseGrad);
   add("strata", {"AveragePoolGrad", "MaxPoolGrad"}, onednn::CreatePoolGrad);
   add("strata", {"LogSoftmaxGrad", "SoftmaxGrad"}, onednn::CreateSoftmaxGrad);
 }

@@ -94,6 +94,8 @@ void RegisterConvBackwardData(OpRegistry* r);
 void RegisterConvBackwardFilter(OpRegistry* r);
 void RegisterGatherGrad(OpRegistry* r);
 void RegisterGeluGrad(OpRegistry* r);
+void RegisterHardSigmoidGrad(OpRegistry* r);
+void RegisterHardSwishGrad(OpRegistry* r);
 void RegisterLayerNormalizationGrad(OpRegistry* r);
 void RegisterLogSoftmaxGrad(OpRegistry* r);
 void RegisterMaxPoolGrad(OpRegistry* r);
@@ -112,6 +114,8 @@ static void RegisterGradFamily(OpRegistry* r) {
   RegisterConvBackwardFilter(r);
   RegisterGatherGrad(r);
   RegisterGeluGrad(r);
+  RegisterHardSigmoidGrad(r);
+  RegisterHardSwishGrad(r);
   RegisterLayerNormalizationGrad(r);
   RegisterLogSoftmaxGrad(r);
   RegisterMaxPoolGrad(r);

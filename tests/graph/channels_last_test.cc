@@ -1,4 +1,6 @@
 // ConvertToChannelsLast: convolution/pool regions run on [N, H, W, C] with Transposes only at the region's edges.
+#include <algorithm>
+
 #include "graph/autodiff.h"
 #include "ops/op.h"
 #include "tests/graph/pass_test_util.h"
@@ -44,6 +46,145 @@ TEST(ChannelsLastTest, ResidualBlockWithPoolsConcatAndHead) {
   } else {
     EXPECT_EQ(Count(g, "strata.ChannelsLast"), 0);
   }
+}
+
+// Keras's ZeroPadding2D before a stride-2 depthwise layer (asymmetric pads on H and W) and a reflect Pad join the
+// region with their pads permuted to [N, H, W, C], as do a ReduceSumTo and an Expand to 4-D shapes, constant or
+// computed (squeeze-and-excite's and global pooling's gradients; a computed shape goes through a Gather); a Pad with
+// an axes input stays out. Numbers unchanged
+// (CheckPass).
+TEST(ChannelsLastTest, PadsJoinTheRegionWithPermutedPads) {
+  GraphBuilder b;
+  b.Input("x", {2, 3, 9, 8})
+      .Constant("w1", RandomF({8, 3, 3, 3}, 1, -0.5f, 0.5f))
+      .Constant("wd", RandomF({8, 1, 3, 3}, 2, -0.5f, 0.5f))
+      .Constant("w3", RandomF({8, 8, 1, 1}, 3, -0.5f, 0.5f))
+      .Constant("zero_pad", I64({0, 0, 0, 0, 0, 0, 1, 1}, {8}))
+      .Constant("reflect_pad", I64({0, 0, 1, 2, 0, 0, 2, 1}, {8}))
+      .Constant("value", F({0.5f}, {}))
+      .Node("Conv", {"x", "w1"}, {"c1"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Node("Relu", {"c1"}, {"r1"})
+      .Node("Pad", {"r1", "zero_pad", "value"}, {"p1"})
+      .Node("Conv", {"p1", "wd"}, {"c2"}, {{"strides", AInts({2, 2})}, {"group", AInt(8)}})
+      .Node("Pad", {"c2", "reflect_pad"}, {"p2"}, {{"mode", AString("reflect")}})
+      .Node("Conv", {"p2", "w3"}, {"c3"})
+      .Constant("per_channel", I64({2, 8, 1, 1}, {4}))
+      .Node("Shape", {"c3"}, {"full"})  // computed: permuted by a Gather
+      .Node("ReduceSumTo", {"c3", "per_channel"}, {"sums"}, {}, 1)
+      .Node("Expand", {"sums", "full"}, {"e"})
+      .Node("Mul", {"c3", "e"}, {"y"})
+      .Output("y");
+  graph::Model model = b.model();
+  model.graph.nodes[model.graph.nodes.size() - 3].domain = "strata";
+  model.opset_imports["strata"] = 1;
+  graph::Graph g = CheckPass(model, {{"x", RandomF({2, 3, 9, 8}, 5)}}, ConvertToChannelsLast);
+  if (ops::OpRegistry::Global().Find("strata", "ChannelsLast")->kernels.empty()) return;  // the pass did nothing
+  EXPECT_EQ(Count(g, "Pad"), 2);
+  EXPECT_EQ(Count(g, "Transpose"), 2);  // x in, y out
+  for (const graph::Node& n : g.nodes) {
+    if (n.op_type == "ReduceSumTo") {
+      const Tensor& shape = g.initializers.at(n.inputs[1]);
+      const std::vector<int64_t> got(shape.data<int64_t>(), shape.data<int64_t>() + 4);
+      EXPECT_EQ(got, (std::vector<int64_t>{2, 1, 1, 8}));
+    }
+    if (n.op_type != "Pad") continue;
+    const Tensor& pads = g.initializers.at(n.inputs[1]);
+    const std::vector<int64_t> got(pads.data<int64_t>(), pads.data<int64_t>() + 8);
+    if (n.outputs[0].rfind("p1", 0) == 0) {
+      EXPECT_EQ(got, (std::vector<int64_t>{0, 0, 0, 0, 0, 1, 1, 0}));
+    } else {
+      EXPECT_EQ(got, (std::vector<int64_t>{0, 1, 2, 0, 0, 2, 1, 0}));
+    }
+  }
+  // With an axes input the Pad stays channels-first: Transposes around it.
+  graph::Model with_axes = model;
+  with_axes.graph.initializers["axes"] = I64({0, 1, 2, 3}, {4});
+  for (graph::Node& n : with_axes.graph.nodes)
+    if (n.op_type == "Pad" && n.outputs[0] == "p1") n.inputs = {"r1", "zero_pad", "value", "axes"};
+  with_axes.opset_imports[""] = 18;
+  for (graph::Node& n : with_axes.graph.nodes) n.opset = 18;
+  graph::Graph h = CheckPass(with_axes, {{"x", RandomF({2, 3, 9, 8}, 5)}}, ConvertToChannelsLast);
+  EXPECT_EQ(Count(h, "Transpose"), 4);
+}
+
+// The training graph of a MobileNetV3 / EfficientNetV2 style block: 1x1 expansion, hard swish, ZeroPadding2D, a
+// stride-2 depthwise layer, squeeze-and-excite (global pool, two 1x1 layers, hard sigmoid, broadcast Mul), swish
+// (x * sigmoid(x)), 1x1 projection. With its gradients (HardSwishGrad, HardSigmoidGrad, ReduceSumTo and Expand to
+// computed shapes, the Pad of the gradient, depthwise ConvBackwardFilter), the whole backward pass stays in the
+// region: Transposes only for the input, the loss's operand and the weight gradients' plain consumers. Numbers
+// against the reference interpreter, before and after the pass and through the Session with every fast kernel
+// (CheckPass).
+TEST(ChannelsLastTest, SqueezeExciteBlockTrainsInOneRegion) {
+  GraphBuilder b;
+  b.Input("x", {2, 8, 10, 10})
+      .Constant("w_exp", RandomF({16, 8, 1, 1}, 1, -0.5f, 0.5f))
+      .Constant("w_dw", RandomF({16, 1, 3, 3}, 2, -0.5f, 0.5f))
+      .Constant("w_se1", RandomF({4, 16, 1, 1}, 3, -0.5f, 0.5f))
+      .Constant("w_se2", RandomF({16, 4, 1, 1}, 4, -0.5f, 0.5f))
+      .Constant("w_proj", RandomF({8, 16, 1, 1}, 5, -0.5f, 0.5f))
+      .Constant("zero_pad", I64({0, 0, 0, 0, 0, 0, 1, 1}, {8}))
+      .Constant("r", RandomF({2, 8, 5, 5}, 6))
+      .Node("Conv", {"x", "w_exp"}, {"e"})
+      .Node("HardSwish", {"e"}, {"hs"})
+      .Node("Pad", {"hs", "zero_pad"}, {"p"})
+      .Node("Conv", {"p", "w_dw"}, {"d"}, {{"strides", AInts({2, 2})}, {"group", AInt(16)}})
+      .Node("GlobalAveragePool", {"d"}, {"g"})
+      .Node("Conv", {"g", "w_se1"}, {"s1"})
+      .Node("Relu", {"s1"}, {"s1r"})
+      .Node("Conv", {"s1r", "w_se2"}, {"s2"})
+      .Node("HardSigmoid", {"s2"}, {"s"}, {{"alpha", AFloat(1.0f / 6)}, {"beta", AFloat(0.5f)}})
+      .Node("Mul", {"d", "s"}, {"se"})
+      .Node("Sigmoid", {"se"}, {"sig"})
+      .Node("Mul", {"se", "sig"}, {"sw"})
+      .Node("Conv", {"sw", "w_proj"}, {"y"})
+      .Node("Mul", {"y", "r"}, {"m"})
+      .Node("ReduceSum", {"m"}, {"loss"}, {{"keepdims", AInt(0)}});
+  graph::Model model = b.model();
+  model.opset_imports["strata"] = 1;
+  std::map<std::string, std::string> grads;
+  const std::vector<std::string> params = {"w_exp", "w_dw", "w_se1", "w_se2", "w_proj"};
+  ASSERT_TRUE(graph::BuildGradients(&model.graph, "loss", params, {}, &grads).ok());
+  for (const std::string& w : params) model.graph.outputs.push_back({grads.at(w), DType::kUndefined, {}});
+  const std::map<std::string, int> before = OpCounts(model.graph);
+  EXPECT_EQ(before.count("strata.HardSwishGrad"), 1u);
+  EXPECT_EQ(before.count("strata.HardSigmoidGrad"), 1u);
+  EXPECT_EQ(before.count("Where"), 0u);
+  // Constants folded first, as in the default passes (the gradient Pad's negated pads).
+  auto passes = [](graph::Graph* h) -> Status {
+    STRATA_RETURN_IF_ERROR(graph::FoldConstants(h));
+    return ConvertToChannelsLast(h);
+  };
+  graph::Graph g = CheckPass(model, {{"x", RandomF({2, 8, 10, 10}, 10)}}, passes, 1e-3, 1e-4);
+  if (ops::OpRegistry::Global().Find("strata", "ChannelsLast")->kernels.empty()) return;  // the pass did nothing
+  // Into the region: x and the loss's gradient; out of it: y (the loss's Mul is outside: r is not a scalar).
+  EXPECT_EQ(Count(g, "Transpose"), 3);
+  int dw_filter_grads = 0;
+  for (const graph::Node& n : g.nodes)
+    dw_filter_grads +=
+        n.op_type == "ChannelsLast" && n.GetString("op", "") == "ConvBackwardFilter" && n.GetInt("group", 1) == 16;
+  EXPECT_EQ(dw_filter_grads, 1);
+}
+
+// An elementwise op whose other operand is a computed one-element value (the mean gradient's divisor when the batch
+// is not known at autodiff time) joins the region; a computed per-channel value does not.
+TEST(ChannelsLastTest, ComputedScalarOperandsJoin) {
+  GraphBuilder b;
+  b.Input("x", {2, 4, 6, 6})
+      .Input("k", {1})
+      .Input("v", {4, 1, 1})
+      .Constant("w", RandomF({4, 4, 3, 3}, 1, -0.5f, 0.5f))
+      .Node("Conv", {"x", "w"}, {"c"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Node("Div", {"c", "k"}, {"d"})
+      .Node("Conv", {"d", "w"}, {"e"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Node("Mul", {"e", "v"}, {"f"})
+      .Node("Conv", {"f", "w"}, {"y"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Output("y");
+  graph::Graph g =
+      CheckPass(b.model(), {{"x", RandomF({2, 4, 6, 6}, 2)}, {"k", F({4}, {1})}, {"v", RandomF({4, 1, 1}, 3)}},
+                ConvertToChannelsLast);
+  if (ops::OpRegistry::Global().Find("strata", "ChannelsLast")->kernels.empty()) return;  // the pass did nothing
+  // x in; e out to the Mul and its product back in; y out.
+  EXPECT_EQ(Count(g, "Transpose"), 4);
 }
 
 TEST(ChannelsLastTest, LeavesGraphsWithoutConvolutionsAlone) {
@@ -118,7 +259,6 @@ TEST(ChannelsLastTest, BackwardOpsJoinTheForwardRegion) {
   EXPECT_EQ(Count(g, "Gather"), 1);
 }
 
-
 // A training graph of two conv + training-mode batch norm + relu stages with a residual Add (so the gradient of the
 // first relu's output is a Sum of two): the batch norms, their gradients, the Sum and the Add join the region, so the
 // only Transposes left are where values cross its edge, and the running statistics keep their names.
@@ -173,41 +313,43 @@ TEST(ChannelsLastTest, TrainingBatchNormJoinsTheRegion) {
   EXPECT_EQ(Count(g, "Transpose"), 3);
 }
 
-// A grouped (depthwise) convolution's filter gradient stays channels-first, where the hand-written depthwise kernel
-// runs; the dense convolution's joins the region. Numbers unchanged either way (CheckPass).
-TEST(ChannelsLastTest, DepthwiseFilterGradientStaysChannelsFirst) {
+// A depthwise convolution's filter gradient joins the region (the hand-written channels-last kernel takes it), as
+// the dense convolution's does; a grouped one with two channels per group stays channels-first. Numbers unchanged
+// either way (CheckPass).
+TEST(ChannelsLastTest, DepthwiseFilterGradientJoinsOtherGroupedStayChannelsFirst) {
   GraphBuilder b;
   b.Input("x", {2, 4, 6, 6})
       .Constant("w1", RandomF({4, 4, 3, 3}, 1, -0.5f, 0.5f))
       .Constant("wd", RandomF({4, 1, 5, 5}, 2, -0.3f, 0.3f))
+      .Constant("wg", RandomF({4, 2, 3, 3}, 4, -0.3f, 0.3f))
       .Constant("r", RandomF({2, 4, 6, 6}, 3))
       .Node("Conv", {"x", "w1"}, {"c1"}, {{"pads", AInts({1, 1, 1, 1})}})
       .Node("Relu", {"c1"}, {"r1"})
       .Node("Conv", {"r1", "wd"}, {"c2"}, {{"pads", AInts({2, 2, 2, 2})}, {"group", AInt(4)}})
       .Node("Relu", {"c2"}, {"r2"})
-      .Node("Mul", {"r2", "r"}, {"m"})
+      .Node("Conv", {"r2", "wg"}, {"c3"}, {{"pads", AInts({1, 1, 1, 1})}, {"group", AInt(2)}})
+      .Node("Mul", {"c3", "r"}, {"m"})
       .Node("ReduceSum", {"m"}, {"loss"}, {{"keepdims", AInt(0)}});
   graph::Model model = b.model();
   model.opset_imports["strata"] = 1;
   std::map<std::string, std::string> grads;
-  const std::vector<std::string> params = {"w1", "wd"};
+  const std::vector<std::string> params = {"w1", "wd", "wg"};
   ASSERT_TRUE(graph::BuildGradients(&model.graph, "loss", params, {}, &grads).ok());
   for (const std::string& w : params) model.graph.outputs.push_back({grads.at(w), DType::kUndefined, {}});
-  ASSERT_EQ(OpCounts(model.graph).at("strata.ConvBackwardFilter"), 2);
+  ASSERT_EQ(OpCounts(model.graph).at("strata.ConvBackwardFilter"), 3);
   graph::Graph g = CheckPass(model, {{"x", RandomF({2, 4, 6, 6}, 10)}}, ConvertToChannelsLast, 1e-3, 1e-4);
   if (ops::OpRegistry::Global().Find("strata", "ChannelsLast")->kernels.empty()) return;  // the pass did nothing
-  int wrapped = 0, plain = 0;
+  std::vector<int64_t> wrapped, plain;                                                    // their groups
   for (const graph::Node& n : g.nodes) {
     if (n.op_type == "ChannelsLast" && n.GetString("op", "") == "ConvBackwardFilter") {
-      ++wrapped;
-      EXPECT_EQ(n.GetInt("group", 1), 1);
+      wrapped.push_back(n.GetInt("group", 1));
     } else if (n.op_type == "ConvBackwardFilter") {
-      ++plain;
-      EXPECT_EQ(n.GetInt("group", 1), 4);
+      plain.push_back(n.GetInt("group", 1));
     }
   }
-  EXPECT_EQ(wrapped, 1);
-  EXPECT_EQ(plain, 1);
+  std::sort(wrapped.begin(), wrapped.end());
+  EXPECT_EQ(wrapped, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(plain, (std::vector<int64_t>{2}));
 }
 
 }  // namespace

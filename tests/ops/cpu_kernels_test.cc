@@ -318,6 +318,110 @@ TEST(CpuDepthwiseBackwardFilterTest, OneDnnLeavesItsGemmCasesToTheCpuKernel) {
                                        {{"pads", AInts({1, 1, 1, 1})}}, "dnnl"));
 }
 
+// strata.ChannelsLast wrapping strata.ConvBackwardFilter of a depthwise convolution: dY [N, OH, OW, C] and X
+// [N, H, W, C] channels-last, dW [C, 1, KH, KW] and dB [C] plain; the reference transposes dY and X back to NCHW
+// and runs the reference filter gradient (a float gemm).
+OpCase NhwcBackwardFilterRow(std::string label, std::vector<int64_t> x, std::vector<int64_t> k, std::vector<int64_t> y,
+                             AttributeMap attrs, uint64_t seed = 150) {
+  const int64_t c = x[3];
+  attrs["group"] = AInt(c);
+  attrs["nhwc_inputs"] = AInts({0, 1});
+  attrs["nhwc_output"] = AInt(0);
+  OpCase row =
+      ChannelsLastCase(std::move(label), "ConvBackwardFilter", "strata",
+                       {RandomF(y, seed), RandomF(x, seed + 1), I64({c, 1, k[0], k[1]}, {4})}, std::move(attrs), "cpu");
+  row.num_outputs = 2;
+  row.constant_inputs = {2};
+  row.rtol = 1e-4;
+  row.atol = 1e-4;
+  return row;
+}
+
+TEST(CpuDepthwiseBackwardFilterNhwcTest, MatchesTheReference) {
+  // By hand: one 2x2 image of 2 channels under a 3x3 window with pad 1, dY = 1 everywhere: tap (i, j) sums X over
+  // the positions it reads; the centre tap reads all four (x sums 1+2+3+4 = 10 and 10+20+30+40 = 100), a corner one
+  // one pixel, an edge one two. dB = 4 per channel.
+  OpCase hand = ChannelsLastCase(
+      "2x2 image, 3x3 pad 1, by hand", "ConvBackwardFilter", "strata",
+      {F(std::vector<float>(8, 1.0f), {1, 2, 2, 2}), F({1, 10, 2, 20, 3, 30, 4, 40}, {1, 2, 2, 2}),
+       I64({2, 1, 3, 3}, {4})},
+      {{"group", AInt(2)}, {"pads", AInts({1, 1, 1, 1})}, {"nhwc_inputs", AInts({0, 1})}, {"nhwc_output", AInt(0)}},
+      "cpu");
+  hand.num_outputs = 2;
+  hand.constant_inputs = {2};
+  // Channel 0 X = [[1, 2], [3, 4]]: tap (0,0) reads x[0][0] for output (1,1) only: 1; tap (0,1) outputs (1,0),(1,1)
+  // read x[0][0], x[0][1]: 3; tap (0,2): x[0][1] = 2; (1,0): x[0][0]+x[1][0] = 4; (1,1): 10; (1,2): 6; (2,0): 3;
+  // (2,1): 7; (2,2): 4. Channel 1 is ten times that.
+  hand.expected = {F({1, 3, 2, 4, 10, 6, 3, 7, 4, 10, 30, 20, 40, 100, 60, 30, 70, 40}, {2, 1, 3, 3}), F({4, 4}, {2})};
+  RunOpCase(hand);
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  const AttributeMap pad2 = {{"pads", AInts({2, 2, 2, 2})}};
+  // Channel counts: whole 16-lane vectors, a vector of 8 after them (72, MobileNetV3's), single channels (3, 21).
+  RunOpCase(NhwcBackwardFilterRow("3x3 pad 1, 32 channels", {3, 9, 10, 32}, {3, 3}, {3, 9, 10, 32}, pad1));
+  RunOpCase(NhwcBackwardFilterRow("3x3 pad 1, 72 channels", {2, 7, 7, 72}, {3, 3}, {2, 7, 7, 72}, pad1));
+  RunOpCase(NhwcBackwardFilterRow("3x3 pad 1, 21 channels", {2, 5, 6, 21}, {3, 3}, {2, 5, 6, 21}, pad1));
+  RunOpCase(NhwcBackwardFilterRow("3x3 pad 1, 3 channels", {2, 5, 6, 3}, {3, 3}, {2, 5, 6, 3}, pad1));
+  // Strides, ZeroPadding2D's asymmetric pads (top/left 0), 5x5, dilation; MobileNetV3Small's 5x5 layers on 1x1 and
+  // 2x2 images (the windows mostly padding).
+  RunOpCase(NhwcBackwardFilterRow("3x3 stride 2 pads 0,0,1,1", {2, 12, 12, 40}, {3, 3}, {2, 6, 6, 40},
+                                  {{"pads", AInts({0, 0, 1, 1})}, {"strides", AInts({2, 2})}}));
+  RunOpCase(NhwcBackwardFilterRow("5x5 stride 2 pad 2", {2, 11, 9, 24}, {5, 5}, {2, 6, 5, 24},
+                                  {{"pads", AInts({2, 2, 2, 2})}, {"strides", AInts({2, 2})}}));
+  RunOpCase(
+      NhwcBackwardFilterRow("3x3 dilated, asymmetric pads, stride 1x2", {2, 13, 11, 16}, {3, 3}, {2, 11, 4, 16},
+                            {{"pads", AInts({2, 0, 0, 1})}, {"strides", AInts({1, 2})}, {"dilations", AInts({2, 2})}}));
+  RunOpCase(NhwcBackwardFilterRow("5x5 pad 2 on 1x1", {32, 1, 1, 96}, {5, 5}, {32, 1, 1, 96}, pad2));
+  RunOpCase(NhwcBackwardFilterRow("5x5 pad 2 on 2x2", {32, 2, 2, 120}, {5, 5}, {32, 2, 2, 120}, pad2));
+  // More rows than the kernel's 8 tasks, with long rows (the four partial sums and their remainder).
+  RunOpCase(NhwcBackwardFilterRow("3x3 pad 1 on 33x35", {3, 33, 35, 48}, {3, 3}, {3, 33, 35, 48}, pad1));
+  OpCase no_bias = NhwcBackwardFilterRow("no bias output", {2, 6, 6, 24}, {3, 3}, {2, 6, 6, 24}, pad1);
+  no_bias.num_outputs = 1;
+  RunOpCase(no_bias);
+}
+
+TEST(CpuDepthwiseBackwardFilterNhwcTest, DeclinesWhatItDoesNotTake) {
+  auto declines = [](OpCase c) {
+    c.expect_decline = true;
+    RunOpCase(c);
+  };
+  OpCase grouped = NhwcBackwardFilterRow("group 4 of 8 channels", {2, 6, 6, 8}, {3, 3}, {2, 4, 4, 8}, {});
+  grouped.attrs["group"] = AInt(4);
+  grouped.inputs[2] = I64({8, 2, 3, 3}, {4});
+  declines(grouped);
+  OpCase only_dy = NhwcBackwardFilterRow("X channels-first", {2, 6, 6, 8}, {3, 3}, {2, 4, 4, 8}, {});
+  only_dy.attrs["nhwc_inputs"] = AInts({0});
+  only_dy.inputs[1] = RandomF({2, 8, 6, 6}, 3);
+  declines(only_dy);
+}
+
+// Sum of same-shape float32 inputs, bit for bit the reference's ((x0 + x1) + x2) + ... (rtol and atol 0): two to four
+// inputs, sizes below, at and across the kernel's 16384-element blocks; by hand once.
+TEST(CpuSumTest, MatchesTheReferenceExactly) {
+  OpCase hand{.label = "by hand",
+              .op_type = "Sum",
+              .inputs = {F({1, 2, 3}, {3}), F({10, 20, 30}, {3}), F({100, 200, 300}, {3})},
+              .expected = {F({111, 222, 333}, {3})},
+              .kernel = "cpu"};
+  RunOpCase(hand);
+  for (int inputs = 2; inputs <= 4; ++inputs)
+    for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{7}, {16384}, {3, 5, 33, 41}}) {
+      OpCase c{.label = StrCat(inputs, " inputs of ", Shape(shape).ToString()), .op_type = "Sum", .kernel = "cpu"};
+      for (int i = 0; i < inputs; ++i) c.inputs.push_back(RandomF(shape, 20 + i, -100.f, 100.f));
+      c.rtol = 0;
+      c.atol = 0;
+      RunOpCase(c);
+    }
+  OpCase broadcast{.label = "broadcasting declines",
+                   .op_type = "Sum",
+                   .inputs = {RandomF({4, 3}, 1), RandomF({3}, 2)},
+                   .kernel = "cpu",
+                   .expect_decline = true};
+  RunOpCase(broadcast);
+  OpCase one{.label = "one input declines", .op_type = "Sum", .inputs = {RandomF({4, 3}, 1)}, .kernel = "cpu"};
+  one.expect_decline = true;
+  RunOpCase(one);
+}
+
 // strata.ChannelsLast wrapping a 1x1 Conv or strata.FusedConv (with an optional channels-last residual Z, input 3).
 // The kernel takes X or Y of at least 8 MiB with at most 32 output channels (or at most 32 input channels and Y of
 // 64 MiB), so the cases here are that large.

@@ -33,13 +33,36 @@ TEST(GradOpsTest, ActivationGrads) {
     c.expected = {F({1}, {1})};
     RunOpCase(c);
   }
-  for (const char* op : {"ReluGrad", "SigmoidGrad", "TanhGrad", "GeluGrad"}) {
+  // HardSwish from X: 0 up to -3, dY from 3 on (TensorFlow's and oneDNN's values at the corners), dY (x / 3 + 1/2)
+  // between.
+  c = S("hard swish", "HardSwishGrad");
+  c.inputs = {F({2, 2, 2, 2, 2, 2, 2}, {7}), F({-4, -3, -1.5f, 0, 1.5f, 3, 4}, {7})};
+  c.expected = {F({0, 0, 0, 1, 2, 2, 2}, {7})};
+  RunOpCase(c);
+  // HardSigmoid from Y: alpha dY where 0 < Y < 1, else 0 (a clamped output, or NaN).
+  c = S("hard sigmoid", "HardSigmoidGrad");
+  c.attrs = {{"alpha", AFloat(0.25f)}};
+  c.inputs = {F({4, 4, 4, 4, 4}, {5}), F({0, 0.5f, 1, 0.001f, std::nanf("")}, {5})};
+  c.expected = {F({0, 1, 0, 1, 0}, {5})};
+  RunOpCase(c);
+  for (const char* op : {"ReluGrad", "SigmoidGrad", "TanhGrad", "GeluGrad", "HardSwishGrad"}) {
     c = S("float32 kernels", op);
     c.kernel = "dnnl";
+    const bool hard_swish = op == std::string("HardSwishGrad");
     c.inputs = {RandomF({4, 8, 5, 5}, 1),
-                RandomF({4, 8, 5, 5}, 2, op == std::string("ReluGrad") ? -1.f : 0.05f, 0.95f)};
+                hard_swish ? RandomF({4, 8, 5, 5}, 2, -5.f, 5.f)
+                           : RandomF({4, 8, 5, 5}, 2, op == std::string("ReluGrad") ? -1.f : 0.05f, 0.95f)};
     RunOpCase(c);
   }
+  c = S("hard swish second derivatives", "HardSwishGrad");
+  c.inputs = {RD({6}, 3), D({-4, -2.5, -1, 0.5, 2, 5}, {6})};
+  c.grad_inputs = {0, 1};
+  RunOpCase(c);
+  c = S("hard sigmoid second derivative", "HardSigmoidGrad");
+  c.attrs = {{"alpha", AFloat(0.2f)}};
+  c.inputs = {RD({5}, 4), D({0, 0.2, 0.5, 0.9, 1}, {5})};
+  c.grad_inputs = {0};
+  RunOpCase(c);
   c = S("relu second derivative", "ReluGrad");
   c.inputs = {RD({6}, 3), D({0, 1, 0.5, 0, 2, 3}, {6})};
   c.grad_inputs = {0};

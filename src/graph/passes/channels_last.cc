@@ -5,13 +5,13 @@
 // write nhwc directly, where NCHW costs a reorder of every activation in and out of every convolution.
 //
 // Training graphs: the gradient ops of those anchors (strata.MaxPoolGrad, AveragePoolGrad, ConvBackwardData,
-// ConvBackwardFilter except grouped ones, and training-mode strata.BatchNormalizationGrad) join a region when one of their activation
-// inputs is already in it, so the backward pass reads the forward activations where they are instead of through a
-// Transpose back to NCHW. ConvBackwardFilter's output is a weight gradient and stays as it is (`nhwc_output` = 0).
-// Training-mode BatchNormalization is an anchor too (its running-statistics outputs 1 and 2, and the gradient's
-// dScale and dB, are per-channel vectors and keep their names and layout), as are Sum and strata.FusedElementwise
-// with every input in the region (gradient sums, residual Add+Relu): without them every training-mode batch norm
-// split the region, and each convolution transposed its input and output.
+// ConvBackwardFilter except grouped ones other than depthwise, and training-mode strata.BatchNormalizationGrad) join a
+// region when one of their activation inputs is already in it, so the backward pass reads the forward activations where
+// they are instead of through a Transpose back to NCHW. ConvBackwardFilter's output is a weight gradient and stays as
+// it is (`nhwc_output` = 0). Training-mode BatchNormalization is an anchor too (its running-statistics outputs 1 and 2,
+// and the gradient's dScale and dB, are per-channel vectors and keep their names and layout), as are Sum and
+// strata.FusedElementwise with every input in the region (gradient sums, residual Add+Relu): without them every
+// training-mode batch norm split the region, and each convolution transposed its input and output.
 //
 // Runs only when strata.ChannelsLast has a fast kernel (otherwise the reference would transpose around every node),
 // and only on graphs with a 2-D convolution. Every value involved is float32 and 4-D; a region value read outside the
@@ -26,7 +26,7 @@
 namespace strata::graph {
 namespace {
 
-enum class Role { kNone, kAnchor, kElementwise, kConcat };
+enum class Role { kNone, kAnchor, kElementwise, kConcat, kPermuted };
 
 constexpr std::string_view kElementwiseOps[] = {
     "Relu", "LeakyRelu", "Elu", "Selu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Softplus", "Clip", "Abs",
@@ -35,7 +35,8 @@ constexpr std::string_view kElementwiseOps[] = {
 // strata-domain activation gradients (dY, Y -> dX), elementwise like the ops above.
 bool IsElementwiseGrad(const Node& n) {
   return n.domain == kStrataDomain && n.inputs.size() == 2 &&
-         (n.op_type == "ReluGrad" || n.op_type == "SigmoidGrad" || n.op_type == "TanhGrad");
+         (n.op_type == "ReluGrad" || n.op_type == "SigmoidGrad" || n.op_type == "TanhGrad" ||
+          n.op_type == "HardSwishGrad" || n.op_type == "HardSigmoidGrad");
 }
 
 // strata.FusedElementwise: a chain of broadcasting elementwise ops, as layout-blind as they are when every input is a
@@ -70,10 +71,23 @@ bool OnlyOutput0(const Node& n) {
   return !n.outputs.empty() && !n.outputs[0].empty();
 }
 
+// A ConvBackwardFilter (dY, X, w_shape) of a depthwise convolution: one input channel per group (group equal to X's
+// channel count). w_shape is usually computed (Shape of a variable); where it is a constant, it must be [group, 1, ...]
+// (a depth multiplier above 1 is left channels-first).
+bool IsDepthwise(const Graph& g, const Node& n, const InferredGraph& types) {
+  const int64_t group = n.GetInt("group", 1);
+  const ops::ValueType* x = passes::TypeOf(types, n.inputs[1]);
+  if (group <= 1 || x == nullptr || x->shape.rank() != 4 || x->shape.dims[1].value != group) return false;
+  const Tensor* w = passes::FindConstant(g, n.inputs[2]);
+  if (w == nullptr) return true;
+  if (w->rank() != 1 || w->num_elements() != 4 || w->dtype() != DType::kInt64) return false;
+  return w->data<int64_t>()[0] == group && w->data<int64_t>()[1] == 1;
+}
+
 // Gradient ops that become strata.ChannelsLast when one of their activation inputs is in a region: the activation
 // inputs, and whether output 0 is an activation (false for ConvBackwardFilter's weight gradient).
-bool IsGradAnchor(const Node& n, const InferredGraph& types, const std::unordered_set<std::string>& region,
-                  std::vector<int>* nhwc_inputs, bool* nhwc_output) {
+bool IsGradAnchor(const Graph& g, const Node& n, const InferredGraph& types,
+                  const std::unordered_set<std::string>& region, std::vector<int>* nhwc_inputs, bool* nhwc_output) {
   if (n.domain != kStrataDomain || n.outputs.empty() || n.outputs[0].empty()) return false;
   *nhwc_output = true;
   if (n.op_type == "MaxPoolGrad" && n.inputs.size() == 2 && OnlyOutput0(n)) {
@@ -82,10 +96,11 @@ bool IsGradAnchor(const Node& n, const InferredGraph& types, const std::unordere
     *nhwc_inputs = {0};
   } else if (n.op_type == "ConvBackwardData" && n.inputs.size() == 3 && OnlyOutput0(n)) {
     *nhwc_inputs = {0};
-  } else if (n.op_type == "ConvBackwardFilter" && n.inputs.size() == 3 && n.GetInt("group", 1) == 1) {
-    // Grouped (depthwise) filter gradients stay channels-first, where the hand-written kernel takes the shapes
-    // for which oneDNN 2.6 picks its slow gemm implementation (docs/engine.md); in a region they all went to
-    // oneDNN: MobileNetV3Small's training step at 32x32, batch 32, took 53-57 ms instead of 37 ms.
+  } else if (n.op_type == "ConvBackwardFilter" && n.inputs.size() == 3 &&
+             (n.GetInt("group", 1) == 1 || IsDepthwise(g, n, types))) {
+    // Depthwise filter gradients join too: the hand-written channels-last kernel
+    // (depthwise_conv_backward_filter_nhwc.cc) takes them all, also the shapes for which oneDNN 2.6 would pick its
+    // slow gemm implementation. Other grouped ones stay channels-first.
     *nhwc_inputs = {0, 1};
     *nhwc_output = false;
   } else if (n.op_type == "BatchNormalizationGrad" && n.GetInt("training_mode", 0) == 1 &&
@@ -99,7 +114,10 @@ bool IsGradAnchor(const Node& n, const InferredGraph& types, const std::unordere
     if (!Is4DFloat(types, n.inputs[k])) return false;
     any_in_region |= region.count(n.inputs[k]) > 0;
   }
-  return any_in_region && (!*nhwc_output || Is4DFloat(types, n.outputs[0]));
+  // A ConvBackwardData joins even when dY comes from outside (the head's gradient, through a Reshape or a Mul with a
+  // non-scalar operand): its dX feeds the backward pass of the region below, which otherwise started outside it.
+  const bool data_grad = n.op_type == "ConvBackwardData";
+  return (any_in_region || data_grad) && (!*nhwc_output || Is4DFloat(types, n.outputs[0]));
 }
 
 // Nodes that become strata.ChannelsLast, with the inputs that are activations.
@@ -149,9 +167,58 @@ bool IsAnchor(const Node& n, const InferredGraph& types, std::vector<int>* nhwc_
   return false;
 }
 
+// A value of one element whatever its layout (rank at most 4, every dim 1), computed or constant: the mean
+// gradient's divisor (the pooled area, computed when the batch is not known at autodiff time) broadcasts the same
+// over NHWC as over NCHW.
+bool IsScalar(const InferredGraph& types, const std::string& v) {
+  const ops::ValueType* t = passes::TypeOf(types, v);
+  if (t == nullptr || !t->shape.rank_known || t->shape.rank() > 4) return false;
+  for (const Dim& d : t->shape.dims)
+    if (d.value != 1) return false;
+  return true;
+}
+
 bool IsScalarConstant(const Graph& g, const std::string& v) {
   const Tensor* t = passes::FindConstant(g, v);
   return t != nullptr && t->num_elements() == 1 && t->rank() <= 4;
+}
+
+// Ops that take a region value and an input 1 that names its axes in NCHW order, and are layout-free once that input
+// is permuted to NHWC (role kPermuted; `values` gets a constant input 1, and stays empty for a computed shape, which
+// the rewrite permutes with a Gather):
+//  - Pad (opset >= 11, any mode, no axes input) with 8 constant pads and a scalar constant value (or none): Keras's
+//    ZeroPadding2D before MobileNetV3's stride-2 depthwise layers, and its gradient (a Pad with negated pads);
+//  - strata.ReduceSumTo and Expand to a 4-D shape, constant or computed: the gradients of broadcasting Muls
+//    (squeeze-and-excite's [N, C, 1, 1] scale; swish's x * sigmoid(x), where the "reduction" is to the same shape,
+//    a view) and of GlobalAveragePool. Without this each of them transposed its full-size input out of the region and
+//    back.
+bool IsPermutedConstantOp(const Graph& g, const Node& n, const InferredGraph& types,
+                          const std::unordered_set<std::string>& region, std::vector<int64_t>* values) {
+  if (!OnlyOutput0(n) || n.inputs.size() < 2 || region.count(n.inputs[0]) == 0 || !Is4DFloat(types, n.outputs[0]))
+    return false;
+  const bool pad = n.domain.empty() && n.op_type == "Pad";
+  const bool to_shape =
+      (n.domain.empty() && n.op_type == "Expand") || (n.domain == kStrataDomain && n.op_type == "ReduceSumTo");
+  if (!pad && !to_shape) return false;
+  const Tensor* c = passes::FindConstant(g, n.inputs[1]);
+  if (c != nullptr) {
+    if (c->dtype() != DType::kInt64 || c->rank() != 1) return false;
+    values->assign(c->data<int64_t>(), c->data<int64_t>() + c->num_elements());
+  } else if (to_shape) {
+    // A computed shape (the gradients' Shape(v), batch unknown when the plan is made): permuted at run time by a
+    // Gather; values stay empty.
+    const ops::ValueType* t = passes::TypeOf(types, n.inputs[1]);
+    if (t == nullptr || t->dtype != DType::kInt64 || t->shape.rank() != 1 || t->shape.dims[0].value != 4) return false;
+    values->clear();
+    return n.inputs.size() == 2;
+  } else {
+    return false;
+  }
+  if (pad) {
+    return n.opset >= 11 && n.inputs.size() <= 3 && values->size() == 8 &&
+           (n.inputs.size() < 3 || n.inputs[2].empty() || IsScalarConstant(g, n.inputs[2]));
+  }
+  return n.inputs.size() == 2 && values->size() == 4;
 }
 
 }  // namespace
@@ -174,7 +241,8 @@ Status ConvertToChannelsLast(Graph* g) {
   std::vector<Role> role(n, Role::kNone);
   std::vector<std::vector<int>> nhwc_inputs(n);
   std::vector<bool> nhwc_output(n, true);
-  std::unordered_set<std::string> region;  // values (original names) held channels-last
+  std::unordered_set<std::string> region;         // values (original names) held channels-last
+  std::vector<std::vector<int64_t>> permuted(n);  // kPermuted: the constant pads or shape, NCHW order (or none)
   bool any_conv = false;
   for (size_t i = 0; i < n; ++i) {
     const Node& node = g->nodes[i];
@@ -182,9 +250,12 @@ Status ConvertToChannelsLast(Graph* g) {
     if (IsAnchor(node, types, &nhwc_inputs[i], &is_conv)) {
       role[i] = Role::kAnchor;
       any_conv |= is_conv;
-    } else if (IsGradAnchor(node, types, region, &nhwc_inputs[i], &out_nhwc)) {
+    } else if (IsGradAnchor(*g, node, types, region, &nhwc_inputs[i], &out_nhwc)) {
       role[i] = Role::kAnchor;
       nhwc_output[i] = out_nhwc;
+    } else if (IsPermutedConstantOp(*g, node, types, region, &permuted[i])) {
+      role[i] = Role::kPermuted;
+      nhwc_inputs[i] = {0};
     } else if ((node.domain.empty() || IsElementwiseGrad(node) || IsFusedElementwise(node)) && OnlyOutput0(node) &&
                (IsQuantizeOp(node) ? Is4DActivation(types, node.outputs[0]) : Is4DFloat(types, node.outputs[0]))) {
       const bool concat = node.domain.empty() && node.op_type == "Concat" &&
@@ -211,7 +282,7 @@ Status ConvertToChannelsLast(Graph* g) {
           any_in_region = true;
         } else if (backward_join && Is4DFloat(types, v) && passes::FindConstant(*g, v) == nullptr) {
           data.push_back(static_cast<int>(k));
-        } else if (concat || !IsScalarConstant(*g, v)) {
+        } else if (concat || !(IsScalarConstant(*g, v) || IsScalar(types, v))) {
           ok = false;
         }
       }
@@ -251,7 +322,7 @@ Status ConvertToChannelsLast(Graph* g) {
   // Shape readers of region values (the gradients' shape operands) read the channels-last value and permute its
   // shape back: Shape(v_nhwc) then Gather [0, 3, 1, 2], instead of a Transpose of the whole activation.
   std::unordered_map<int, std::string> shape_readers;  // node -> the channels-last value it reads
-  std::string nchw_order;
+  std::string nchw_order, nhwc_order;
   for (size_t i = 0; i < n; ++i) {
     Node node = std::move(g->nodes[i]);
     if (role[i] == Role::kNone) {
@@ -301,6 +372,29 @@ Status ConvertToChannelsLast(Graph* g) {
       node.domain = std::string(kStrataDomain);
     } else if (role[i] == Role::kConcat) {
       node.attrs["axis"] = Attribute::Int(3);
+    } else if (role[i] == Role::kPermuted) {
+      // A shape [n, c, h, w] -> [n, h, w, c]; pads [n, c, h, w begins, then ends] likewise, each half.
+      const std::vector<int64_t>& p = permuted[i];
+      if (p.empty()) {  // a computed shape: Gather [0, 2, 3, 1] of it
+        if (nhwc_order.empty()) {
+          nhwc_order = fresh("channels_last/nhwc_order");
+          g->initializers[nhwc_order] = Tensor::FromVector<int64_t>({0, 2, 3, 1});
+        }
+        Node gather;
+        gather.name = fresh(node.name + "/nhwc_order");
+        gather.op_type = "Gather";
+        gather.opset = 13;
+        gather.inputs = {node.inputs[1], nhwc_order};
+        gather.outputs = {fresh(node.inputs[1] + "__nhwc")};
+        node.inputs[1] = gather.outputs[0];
+        out.push_back(std::move(gather));
+      } else {
+        std::vector<int64_t> nhwc = {p[0], p[2], p[3], p[1]};
+        if (p.size() == 8) nhwc.insert(nhwc.end(), {p[4], p[6], p[7], p[5]});
+        const std::string name = fresh(node.name + "/nhwc_order");
+        g->initializers[name] = Tensor::FromVector<int64_t>(nhwc);
+        node.inputs[1] = name;
+      }
     }
     out.push_back(std::move(node));
     if (!nhwc_output[i]) continue;

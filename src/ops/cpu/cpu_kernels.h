@@ -41,6 +41,13 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelIn
 // k...]) on plain float32 data, 1-3 spatial axes, shapes and w_shape known at plan time. Runs after the oneDNN kernel,
 // which declines the depthwise nodes it would compute with its gemm-based implementation.
 StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const KernelInit& init);
+// depthwise_conv_backward_filter_nhwc.cc: strata.ChannelsLast wrapping strata.ConvBackwardFilter of a 2-D depthwise
+// convolution (dY and X channels-last, plain dW), float32, any channel count, shapes and w_shape known at plan time.
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
+
+// sum.cc: Sum of two or more float32 inputs of one shape known at plan time (no broadcasting), bit for bit the
+// reference's order, split across threads.
+StatusOr<std::unique_ptr<Kernel>> CreateSum(const KernelInit& init);
 
 // quantize_linear.cc: QuantizeLinear of float32 with a constant per-tensor scale and zero point (uint8/int8),
 // vectorised, bit-exact with the reference.
@@ -55,9 +62,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& 
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init);
 
-// Run-time choice of the variant (isa.h). The ten factories above that have vector code (all but
-// CreateChannelsLastMaxPoolGrad and CreateChannelsLast) exist twice, in namespaces generic and avx512; the ones above
-// call the variant that CpuIsaForPlans() names when a plan is made (dispatch.cc).
+// Run-time choice of the variant (isa.h). The eleven factories above that have vector code (all but CreateChannelsLast,
+// CreateChannelsLastMaxPoolGrad, CreateDepthwiseConvBackwardFilter and CreateSum) exist twice, in namespaces generic
+// and avx512; the ones above call the variant that CpuIsaForPlans() names when a plan is made (dispatch.cc).
 enum class CpuIsa { kGeneric, kAvx512 };
 std::string_view CpuIsaName(CpuIsa isa);  // "generic", "avx512"
 // Whether this CPU (and the OS, which must save the AVX-512 registers) runs the avx512 variant: AVX-512 F, BW, DQ and
@@ -81,6 +88,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& in
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 }  // namespace generic
 
@@ -94,6 +102,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& in
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 }  // namespace avx512
 

@@ -99,6 +99,12 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelIn
                                 : generic::CreateChannelsLastDepthwiseConv(init);
 }
 
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init) {
+  STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
+  return isa == CpuIsa::kAvx512 ? avx512::CreateChannelsLastDepthwiseConvBackwardFilter(init)
+                                : generic::CreateChannelsLastDepthwiseConvBackwardFilter(init);
+}
+
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init) {
   STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
   return isa == CpuIsa::kAvx512 ? avx512::CreateChannelsLastPointwiseConv(init)

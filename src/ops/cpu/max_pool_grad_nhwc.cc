@@ -201,6 +201,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init) {
   const std::string op = init.node.GetString("op", "");
   if (init.node.GetString("op_domain", "") == "strata" && op == "MaxPoolGrad")
     return CreateChannelsLastMaxPoolGrad(init);
+  if (init.node.GetString("op_domain", "") == "strata" && op == "ConvBackwardFilter")
+    return CreateChannelsLastDepthwiseConvBackwardFilter(init);
   if (init.node.GetString("op_domain", "") == "strata" && op == "ConvMaxPool")
     return CreateChannelsLastConvMaxPool(init);
   if (init.node.GetString("op_domain", "").empty() && op == "MaxPool") return CreateChannelsLastMaxPool(init);

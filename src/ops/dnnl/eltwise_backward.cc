@@ -1,5 +1,5 @@
 // oneDNN eltwise backward for strata.ReluGrad, SigmoidGrad, TanhGrad (dY, Y: the *_use_dst_for_bwd algorithms) and
-// GeluGrad (dY, X: gelu_erf / gelu_tanh), float32, any shape (plain layout, dY and the forward value alike).
+// GeluGrad and HardSwishGrad (dY, X: gelu_erf / gelu_tanh, hardswish), float32, any shape (plain layout, dY and the forward value alike).
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/grad_kernels.h"
 
@@ -18,6 +18,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateEltwiseGrad(const KernelInit& init) {
     const std::string approx = node.GetString("approximate", "none");
     if (approx != "none" && approx != "tanh") return Decline("approximate ", approx);
     alg = approx == "tanh" ? Alg::eltwise_gelu_tanh : Alg::eltwise_gelu_erf;
+  } else if (node.op_type == "HardSwishGrad") {
+    alg = Alg::eltwise_hardswish;
   } else {
     return Decline(node.op_type, " has no oneDNN eltwise backward");
   }
@@ -29,7 +31,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateEltwiseGrad(const KernelInit& init) {
     dnnl::eltwise_forward::primitive_desc hint(dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md),
                                                Attr(), CpuEngine());
     dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(alg, md, md), Attr(), CpuEngine(), hint);
-    const bool from_dst = node.op_type != "GeluGrad";
+    const bool from_dst = node.op_type != "GeluGrad" && node.op_type != "HardSwishGrad";
     const int dy = k.Input(0, md);
     const int v = k.Input(1, md);
     k.Add(dnnl::eltwise_backward(pd), pd,

@@ -161,22 +161,17 @@ Status CeluGrad(GradContext& ctx) {
   return Status::OK();
 }
 
-// Passes where 0 < alpha x + beta < 1 (the output is not clamped), scaled by alpha.
+// Passes where 0 < alpha x + beta < 1 (the output is not clamped), scaled by alpha: one strata.HardSigmoidGrad.
 Status HardSigmoidGrad(GradContext& ctx) {
-  const std::string& y = Out(ctx, 0);
-  const std::string inside = Emit1(ctx, "And", {Cmp(ctx, "Greater", y, 0), Cmp(ctx, "Less", y, 1)});
-  const std::string g = EMul(ctx, ctx.output_grad(0), Const(ctx, ctx.node().GetFloat("alpha", 0.2f)));
-  ctx.SetInputGrad(0, EWhere(ctx, inside, g, Const(ctx, 0)));
+  ctx.SetInputGrad(0, Emit1(ctx, "HardSigmoidGrad", {ctx.output_grad(0), Out(ctx, 0)},
+                            {{"alpha", graph::Attribute::Float(ctx.node().GetFloat("alpha", 0.2f))}},
+                            graph::kStrataDomain));
   return Status::OK();
 }
 
-// y' = 0 for x < -3, 1 for x > 3, x / 3 + 1/2 between.
+// y' = 0 for x <= -3, 1 for x >= 3, x / 3 + 1/2 between: one strata.HardSwishGrad.
 Status HardSwishGrad(GradContext& ctx) {
-  const std::string& x = In(ctx, 0);
-  const std::string mid = EAdd(ctx, EDiv(ctx, x, Const(ctx, 3)), Const(ctx, 0.5));
-  const std::string d =
-      EWhere(ctx, Cmp(ctx, "Less", x, -3), Const(ctx, 0), EWhere(ctx, Cmp(ctx, "Greater", x, 3), Const(ctx, 1), mid));
-  ctx.SetInputGrad(0, EMul(ctx, ctx.output_grad(0), d));
+  ctx.SetInputGrad(0, Emit1(ctx, "HardSwishGrad", {ctx.output_grad(0), In(ctx, 0)}, {}, graph::kStrataDomain));
   return Status::OK();
 }
 
