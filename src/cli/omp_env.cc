@@ -4,8 +4,9 @@
 // set, an idle worker polls 300,000 times (one `pause` instruction each) before it sleeps on a futex: about 7.5 ms
 // on the 2-core development VM when it is idle, several times that when it is not. On a machine whose cores are
 // shared, the polling worker holds a core that its team-mate or another process needs, and every parallel region
-// then waits for both threads to be scheduled: 2-thread training steps there took 5-20x longer than with short
-// polling (BENCHMARKS.md, "Training step time and libgomp's idle polling").
+// then waits for both threads to be scheduled: 2-thread training steps there took 3-20x longer than 1-thread ones
+// (BENCHMARKS.md, "Training steps and libgomp's idle polling"). 3000 polls (about 75 us idle) measured as fast as
+// libgomp's default on the idle machine and several times faster than it on the loaded one.
 //
 // Setting the variable from the program is too late for libgomp's constructor, and earlier is not possible either:
 // a DT_PREINIT_ARRAY function runs before it, but libc's own initialisation, which runs after the pre-initialisers,
@@ -21,7 +22,7 @@ extern char** environ;
 namespace strata::cli {
 namespace {
 
-// Polls before an idle worker sleeps.
+// Polls before an idle worker sleeps (300 cost 8-15% idle; 10000 kept all of the loaded slowdown).
 constexpr char kDefaultOmpSpinCount[] = "3000";
 
 // The value of `name` in the environment, as glibc's getenv finds it, or nullptr.
