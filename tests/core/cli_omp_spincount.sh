@@ -15,7 +15,8 @@ spin() {  # the GOMP_SPINCOUNT libgomp reports, under the environment given as a
 [ "$(spin GOMP_SPINCOUNT=0)" = 0 ] || fail "GOMP_SPINCOUNT=0 read as '$(spin GOMP_SPINCOUNT=0)'"
 # OMP_WAIT_POLICY alone keeps libgomp's own spin counts for it (passive: 0, active: 30 billion).
 [ "$(spin OMP_WAIT_POLICY=passive)" = 0 ] || fail "OMP_WAIT_POLICY=passive gave '$(spin OMP_WAIT_POLICY=passive)'"
-[ "$(spin OMP_WAIT_POLICY=active)" = 30000000000 ] || fail "OMP_WAIT_POLICY=active gave '$(spin OMP_WAIT_POLICY=active)'"
+[ "$(spin OMP_WAIT_POLICY=active)" = 30000000000 ] ||
+  fail "OMP_WAIT_POLICY=active gave '$(spin OMP_WAIT_POLICY=active)'"
 # A variable whose name merely starts with GOMP_SPINCOUNT is not it.
 [ "$(spin GOMP_SPINCOUNT_X=5)" = 3000 ] || fail "GOMP_SPINCOUNT_X=5 changed the default: '$(spin GOMP_SPINCOUNT_X=5)'"
 # Other variables read through the same getenv still work: STRATA_VERBOSE turns on the dispatch log.
