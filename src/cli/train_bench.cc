@@ -118,12 +118,18 @@ Status RunBench(const BenchArgs& a) {
                                            (double(sysconf(_SC_CLK_TCK)) * wall * double(sysconf(_SC_NPROCESSORS_ONLN))));
   std::sort(times.begin(), times.end());
   const double med = times[times.size() / 2];
+  const double p10 = times[times.size() / 10], p90 = times[times.size() * 9 / 10];
+  double mean = 0;
+  for (double t : times) mean += t;
+  mean /= static_cast<double>(times.size());
   const graph::RunStats rs = trainer->train_stats();
   std::printf(
       "{\"model\": \"%s\", \"mixed_precision\": \"%s\", \"batch\": %lld, \"threads\": %d, \"warmup_steps\": %d, \"steps\": %d, \"first_step_s\": %.3f, "
-      "\"median_step_ms\": %.3f, \"min_step_ms\": %.3f, \"images_per_s\": %.1f, \"images_per_s_best\": %.1f, "
+      "\"median_step_ms\": %.3f, \"min_step_ms\": %.3f, \"p10_step_ms\": %.3f, \"p90_step_ms\": %.3f, "
+      "\"mean_step_ms\": %.3f, \"images_per_s\": %.1f, \"images_per_s_best\": %.1f, "
       "\"foreign_pct\": %.0f, \"cpu_ms_per_step\": %.0f, \"plan_compilations\": %lld, \"params\": %lld}\n",
       a.model_name.c_str(), std::string(nn::DTypePolicyName(to.mixed_precision)).c_str(), (long long)a.batch_size, a.threads, a.warmup_steps, steps, first, med * 1e3, times[0] * 1e3,
+      p10 * 1e3, p90 * 1e3, mean * 1e3,
       double(a.batch_size) / med, double(a.batch_size) / times[0], 100 * foreign,
       1e3 * double(own1 - own0) / double(sysconf(_SC_CLK_TCK)) / steps, (long long)rs.plan_cache_misses,
       (long long)model->CountParams());
