@@ -10,6 +10,7 @@
 #include "core/logging.h"
 #include "graph/interpreter.h"
 #include "graph/run_hooks.h"
+#include "ops/bf16_output.h"
 #include "ops/inplace.h"
 
 namespace strata::graph {
@@ -339,13 +340,21 @@ Status Plan::StoreBf16(const SessionOptions& options) {
     for (int id : steps_[s].implicit_inputs) implicit[id] = true;
   }
   auto bf16_kernel = [&](int s) { return steps_[s].kernel != nullptr && steps_[s].kernel->computes_bf16(); };
+  // The producer computes in bfloat16, or writes its output 0 in bfloat16 on request (ops::Bf16OutputKernel).
+  auto bf16_writer = [&](int id) {
+    const PlanStep& p = steps_[values_[id].producer];
+    return bf16_kernel(values_[id].producer) ||
+           (dynamic_cast<const ops::Bf16OutputKernel*>(p.kernel.get()) != nullptr && !p.outputs.empty() &&
+            p.outputs[0] == id);
+  };
   std::vector<int> stored;
   for (size_t id = 0; id < values_.size(); ++id) {
     const PlanValue& v = values_[id];
     if (v.dtype != DType::kFloat32 || v.producer < 0 || v.is_input || v.is_output || v.is_constant || v.view_of >= 0 ||
-        implicit[id] || readers[id].empty() || !v.shape.IsFullyKnown() || !bf16_kernel(v.producer))
+        implicit[id] || readers[id].empty() || !v.shape.IsFullyKnown())
       continue;
-    if (std::all_of(readers[id].begin(), readers[id].end(), bf16_kernel)) stored.push_back(static_cast<int>(id));
+    if (std::all_of(readers[id].begin(), readers[id].end(), bf16_kernel) && bf16_writer(static_cast<int>(id)))
+      stored.push_back(static_cast<int>(id));
   }
   if (stored.empty()) return Status::OK();
   for (int id : stored) values_[id].dtype = DType::kBFloat16;
@@ -363,7 +372,11 @@ Status Plan::StoreBf16(const SessionOptions& options) {
       dirty[s] = false;
       bool fast = false;
       STRATA_RETURN_IF_ERROR(CreateKernel(steps_[s], options, &fast));
-      if (!fast || !steps_[s].kernel->computes_bf16()) failed.push_back(static_cast<int>(s));
+      // Every bfloat16 operand must be one the rebuilt kernel takes.
+      bool ok = fast;
+      for (int id : steps_[s].inputs) ok = ok && (id < 0 || values_[id].dtype != DType::kBFloat16 || bf16_kernel(s));
+      for (int id : steps_[s].outputs) ok = ok && (id < 0 || values_[id].dtype != DType::kBFloat16 || bf16_writer(id));
+      if (!ok) failed.push_back(static_cast<int>(s));
     }
     if (failed.empty()) break;
     for (int s : failed) {

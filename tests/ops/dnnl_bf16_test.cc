@@ -417,6 +417,100 @@ TEST(DnnlBf16Test, Bf16ActivationsFallBackWhereAReaderDeclines) {
   EXPECT_NE(plan.find("'mm' (MatMul) kernel=dnnl-bf16"), std::string::npos) << plan;
 }
 
+// Training (mixed_bfloat16): the channels-last batch-norm gradient's dX is the dY of a bfloat16 backward-data and a
+// bfloat16 backward-weights convolution, which round it to bfloat16 on the way in; the plan has the batch-norm
+// kernel write it in bfloat16 instead (ops/bf16_output.h). Both convolutions' results must be bit-equal to those of
+// the same graph where dX is also a model output (then float32, each convolution converting it itself).
+std::shared_ptr<graph::Model> BatchNormGradIntoConvGrads(bool dx_is_output) {
+  auto model = std::make_shared<graph::Model>();
+  model->opset_imports[""] = 17;
+  model->opset_imports["strata"] = 1;
+  graph::Graph& g = model->graph;
+  const int64_t n = 2, h = 16, w = 15, c = 64, m = 32;  // conv: X [n, m, h, w] -> Y [n, c, h, w], 3x3 pad 1
+  g.initializers["scale"] = RandomF({c}, 180, 0.5f, 1.5f);
+  g.initializers["mean"] = RandomF({c}, 181);
+  g.initializers["var"] = RandomF({c}, 182, 0.5f, 1.0f);
+  g.initializers["w"] = RandomF({c, m, 3, 3}, 183, -0.2f, 0.2f);
+  g.initializers["x_shape"] = T_<int64_t>({n, m, h, w}, {4});
+  g.initializers["w_shape"] = T_<int64_t>({c, m, 3, 3}, {4});
+  auto wrap = [](std::string op, std::vector<int64_t> nhwc, AttributeMap a) {
+    a["op"] = AString(std::move(op));
+    a["op_domain"] = AString("strata");
+    a["nhwc_inputs"] = AInts(std::move(nhwc));
+    return a;
+  };
+  g.nodes.push_back({.name = "bn_grad",
+                     .op_type = "ChannelsLast",
+                     .domain = "strata",
+                     .inputs = {"dy", "y", "scale", "mean", "var"},
+                     .outputs = {"dx", "dscale", "dbias"},
+                     .attrs = wrap("BatchNormalizationGrad", {0, 1}, {{"training_mode", AInt(1)}}),
+                     .opset = 17});
+  AttributeMap conv = {{"pads", AInts({1, 1, 1, 1})}, {"strata_compute_dtype", AString("bfloat16")}};
+  g.nodes.push_back({.name = "conv_data",
+                     .op_type = "ChannelsLast",
+                     .domain = "strata",
+                     .inputs = {"dx", "w", "x_shape"},
+                     .outputs = {"dx_in"},
+                     .attrs = wrap("ConvBackwardData", {0}, conv),
+                     .opset = 17});
+  AttributeMap filter = wrap("ConvBackwardFilter", {0, 1}, conv);
+  filter["nhwc_output"] = AInt(0);
+  g.nodes.push_back({.name = "conv_filter",
+                     .op_type = "ChannelsLast",
+                     .domain = "strata",
+                     .inputs = {"dx", "x", "w_shape"},
+                     .outputs = {"dw", "db"},
+                     .attrs = std::move(filter),
+                     .opset = 17});
+  g.inputs = {{"dy", DType::kFloat32, PartialShape::Of(Shape{n, h, w, c})},
+              {"y", DType::kFloat32, PartialShape::Of(Shape{n, h, w, c})},
+              {"x", DType::kFloat32, PartialShape::Of(Shape{n, h, w, m})}};
+  for (const char* o : {"dx_in", "dw", "db", "dscale"})
+    g.outputs.push_back({o, DType::kFloat32, PartialShape::Unknown()});
+  if (dx_is_output) g.outputs.push_back({"dx", DType::kFloat32, PartialShape::Unknown()});
+  return model;
+}
+
+TEST(DnnlBf16Test, Bf16BatchNormGradientIntoConvolutionGradients) {
+  if (Bf16Name() != "dnnl-bf16") GTEST_SKIP() << "no avx512_bf16: the convolutions run float32";
+  const std::vector<std::pair<std::string, Tensor>> feeds = {
+      {"dy", RandomF({2, 16, 15, 64}, 184)},
+      {"y", RandomF({2, 16, 15, 64}, 185)},
+      {"x", RandomF({2, 16, 15, 32}, 186)}};
+  graph::SessionOptions o;
+  o.optimize = false;  // the graph is already what the channels-last pass writes
+  std::vector<Tensor> out[2];
+  std::string plan[2];
+  for (bool dx_is_output : {false, true}) {
+    auto session = graph::Session::Create(BatchNormGradIntoConvGrads(dx_is_output), o);
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    auto d = (*session)->DescribePlan({{"dy", Shape{2, 16, 15, 64}}, {"y", Shape{2, 16, 15, 64}},
+                                       {"x", Shape{2, 16, 15, 32}}});
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    plan[dx_is_output] = *d;
+    Status s = (*session)->Run(feeds, &out[dx_is_output]);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  EXPECT_EQ(PlannedType(plan[0], "dx"), "bfloat16") << plan[0];
+  EXPECT_EQ(PlannedType(plan[1], "dx"), "float32") << plan[1];
+  for (const std::string& p : plan) {
+    EXPECT_NE(p.find("'conv_data' (strata.ChannelsLast) kernel=dnnl-bf16"), std::string::npos) << p;
+    EXPECT_NE(p.find("'conv_filter' (strata.ChannelsLast) kernel=dnnl-bf16"), std::string::npos) << p;
+  }
+  ASSERT_EQ(out[0].size(), 4u);
+  ASSERT_EQ(out[1].size(), 5u);
+  const char* names[] = {"dX of the convolution", "dW", "dB", "dScale"};
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(names[i]);
+    ASSERT_EQ(out[0][i].shape(), out[1][i].shape());
+    const auto a = out[0][i].values<float>(), b = out[1][i].values<float>();
+    int differ = 0;
+    for (size_t k = 0; k < a.size(); ++k) differ += a[k] != b[k];
+    EXPECT_EQ(differ, 0) << "of " << a.size();
+  }
+}
+
 TEST(DnnlBf16Test, ParsePrecision) {
   EXPECT_EQ(graph::ParsePrecision("fp32").value(), Precision::kFp32);
   EXPECT_EQ(graph::ParsePrecision("bf16").value(), Precision::kBf16);
