@@ -172,9 +172,10 @@ StatusOr<ConvAlgorithm> ParseConvAlgorithm(std::string_view text, std::string_vi
 
 // The arithmetic of the heavy inference kernels (`--precision`). Under kBf16 the oneDNN convolution, MatMul and Gemm
 // kernels convert their weights to bfloat16 once at plan time and their activations on the way in, multiply in
-// bfloat16 with float32 accumulation and write float32: tensors between kernels, the model's inputs and outputs and
-// every other op stay float32. Where the CPU has no native bfloat16 kernels (avx512_bf16), fp32 runs instead, with a
-// warning. Inference only (training ignores it).
+// bfloat16 with float32 accumulation and write float32, except that a value written by one bfloat16 convolution and
+// read only by others (the activations between the convolutions of a CNN) is stored in bfloat16; the model's inputs
+// and outputs and every other op stay float32 (docs/engine.md, "bfloat16 inference"). Where the CPU has no native
+// bfloat16 kernels (avx512_bf16), fp32 runs instead, with a warning. Inference only (training ignores it).
 enum class Precision {
   kFp32,
   kBf16,

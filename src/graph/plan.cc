@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 
 #include "core/logging.h"
 #include "graph/interpreter.h"
 #include "graph/run_hooks.h"
+#include "ops/bf16_output.h"
 #include "ops/inplace.h"
 
 namespace strata::graph {
@@ -263,36 +265,47 @@ StatusOr<std::unique_ptr<Plan>> Plan::Compile(const Graph& g, const std::vector<
   return plan;
 }
 
-Status Plan::AssignKernels(const SessionOptions& options) {
+Status Plan::CreateKernel(PlanStep& step, const SessionOptions& options, bool* fast) {
   static const ops::ValueType kUnknown;
+  std::vector<ops::ValueType> ins, outs;
+  for (int id : step.inputs) {
+    if (id < 0) {
+      ins.push_back(kUnknown);
+      continue;
+    }
+    ops::ValueType vt{values_[id].dtype, values_[id].shape, nullptr};
+    if (values_[id].is_constant) vt.value = &constants_[id];
+    ins.push_back(std::move(vt));
+  }
+  for (int id : step.outputs) outs.push_back(id < 0 ? kUnknown : ops::ValueType{values_[id].dtype, values_[id].shape});
+  ops::KernelInit init{*step.node, ins, outs, options.conv_algorithm, options.precision};
+  step.kernel.reset();
+  *fast = false;
+  if (options.use_fast_kernels) {
+    for (const ops::KernelEntry& entry : step.schema->kernels) {
+      auto k = entry.create(init);
+      if (k.ok()) {
+        step.kernel = std::move(k).value();
+        *fast = true;
+        break;
+      }
+      if (k.status().code() != StatusCode::kUnimplemented)
+        return Status(k.status()).WithContext(StrCat(step.node->Describe(), " [kernel ", entry.name, "]"));
+      if (VerboseEnabled("dispatch"))
+        LogInfo("dispatch: ", step.node->Describe(), ": ", entry.name, " declined: ", k.status().message());
+    }
+  }
+  if (!step.kernel) step.kernel = ops::MakeReferenceKernel(*step.schema);
+  return Status::OK();
+}
+
+Status Plan::AssignKernels(const SessionOptions& options) {
   for (PlanStep& step : steps_) {
-    std::vector<ops::ValueType> ins, outs;
-    for (int id : step.inputs) {
-      if (id < 0) {
-        ins.push_back(kUnknown);
-        continue;
-      }
-      ops::ValueType vt{values_[id].dtype, values_[id].shape, nullptr};
-      if (values_[id].is_constant) vt.value = &constants_[id];
-      ins.push_back(std::move(vt));
-    }
-    for (int id : step.outputs)
-      outs.push_back(id < 0 ? kUnknown : ops::ValueType{values_[id].dtype, values_[id].shape});
-    ops::KernelInit init{*step.node, ins, outs, options.conv_algorithm, options.precision};
-    if (options.use_fast_kernels) {
-      for (const ops::KernelEntry& entry : step.schema->kernels) {
-        auto k = entry.create(init);
-        if (k.ok()) {
-          step.kernel = std::move(k).value();
-          break;
-        }
-        if (k.status().code() != StatusCode::kUnimplemented)
-          return Status(k.status()).WithContext(StrCat(step.node->Describe(), " [kernel ", entry.name, "]"));
-        if (VerboseEnabled("dispatch"))
-          LogInfo("dispatch: ", step.node->Describe(), ": ", entry.name, " declined: ", k.status().message());
-      }
-    }
-    if (!step.kernel) step.kernel = ops::MakeReferenceKernel(*step.schema);
+    bool fast = false;
+    STRATA_RETURN_IF_ERROR(CreateKernel(step, options, &fast));
+  }
+  STRATA_RETURN_IF_ERROR(StoreBf16(options));
+  for (PlanStep& step : steps_) {
     // A kernel that makes its output a view of an input (ops::AliasKernel) is treated as a view op.
     if (const auto* ak = dynamic_cast<const ops::AliasKernel*>(step.kernel.get())) {
       const int i = ak->alias_input();
@@ -302,6 +315,86 @@ Status Plan::AssignKernels(const SessionOptions& options) {
     }
     scratch_bytes_ = std::max<int64_t>(scratch_bytes_, static_cast<int64_t>(step.kernel->scratch_bytes()));
     if (VerboseEnabled("dispatch")) LogInfo("dispatch: ", step.node->Describe(), " -> ", step.kernel->name());
+  }
+  return Status::OK();
+}
+
+namespace {
+
+bool Bf16ActivationsEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("STRATA_BF16_ACTIVATIONS");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  return enabled;
+}
+
+}  // namespace
+
+Status Plan::StoreBf16(const SessionOptions& options) {
+  if (!options.use_fast_kernels || !Bf16ActivationsEnabled()) return Status::OK();
+  // Readers per value (a value read twice by one step counts that step once).
+  std::vector<std::vector<int>> readers(values_.size());
+  std::vector<bool> implicit(values_.size(), false);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (int id : steps_[s].inputs)
+      if (id >= 0 && (readers[id].empty() || readers[id].back() != static_cast<int>(s)))
+        readers[id].push_back(static_cast<int>(s));
+    for (int id : steps_[s].implicit_inputs) implicit[id] = true;
+  }
+  auto bf16_kernel = [&](int s) { return steps_[s].kernel != nullptr && steps_[s].kernel->computes_bf16(); };
+  // The producer computes in bfloat16, or writes its output 0 in bfloat16 on request (ops::Bf16OutputKernel).
+  auto bf16_writer = [&](int id) {
+    const PlanStep& p = steps_[values_[id].producer];
+    return bf16_kernel(values_[id].producer) ||
+           (dynamic_cast<const ops::Bf16OutputKernel*>(p.kernel.get()) != nullptr && !p.outputs.empty() &&
+            p.outputs[0] == id);
+  };
+  std::vector<int> stored;
+  for (size_t id = 0; id < values_.size(); ++id) {
+    const PlanValue& v = values_[id];
+    if (v.dtype != DType::kFloat32 || v.producer < 0 || v.is_input || v.is_output || v.is_constant || v.view_of >= 0 ||
+        implicit[id] || readers[id].empty() || !v.shape.IsFullyKnown())
+      continue;
+    if (std::all_of(readers[id].begin(), readers[id].end(), bf16_kernel) && bf16_writer(static_cast<int>(id)))
+      stored.push_back(static_cast<int>(id));
+  }
+  if (stored.empty()) return Status::OK();
+  for (int id : stored) values_[id].dtype = DType::kBFloat16;
+  // Rebuild the kernels that touch a stored value; where one no longer computes in bfloat16 (its fast kernels
+  // declined the bfloat16 operand), its values go back to float32 and the kernels touching them are rebuilt again.
+  std::vector<bool> dirty(steps_.size(), false);
+  for (int id : stored) {
+    dirty[values_[id].producer] = true;
+    for (int r : readers[id]) dirty[r] = true;
+  }
+  while (true) {
+    std::vector<int> failed;
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      if (!dirty[s]) continue;
+      dirty[s] = false;
+      bool fast = false;
+      STRATA_RETURN_IF_ERROR(CreateKernel(steps_[s], options, &fast));
+      // Every bfloat16 operand must be one the rebuilt kernel takes.
+      bool ok = fast;
+      for (int id : steps_[s].inputs) ok = ok && (id < 0 || values_[id].dtype != DType::kBFloat16 || bf16_kernel(s));
+      for (int id : steps_[s].outputs) ok = ok && (id < 0 || values_[id].dtype != DType::kBFloat16 || bf16_writer(id));
+      if (!ok) failed.push_back(static_cast<int>(s));
+    }
+    if (failed.empty()) break;
+    for (int s : failed) {
+      auto revert = [&](int id) {
+        if (id < 0 || values_[id].dtype != DType::kBFloat16) return;
+        values_[id].dtype = DType::kFloat32;
+        dirty[values_[id].producer] = true;
+        for (int r : readers[id]) dirty[r] = true;
+      };
+      for (int id : steps_[s].inputs) revert(id);
+      for (int id : steps_[s].outputs) revert(id);
+      if (VerboseEnabled("dispatch"))
+        LogInfo("dispatch: ", steps_[s].node->Describe(), ": its bfloat16 activations stay float32 (",
+                steps_[s].kernel->name(), " took the node with them)");
+    }
   }
   return Status::OK();
 }

@@ -142,6 +142,10 @@ class Kernel {
   virtual std::string_view name() const = 0;
   // Scratch memory each Run asks for through KernelContext::Scratch (the executor plans it once per run state).
   virtual size_t scratch_bytes() const { return 0; }
+  // Whether the kernel computes in bfloat16 (SessionOptions::precision bf16, or a mixed_bfloat16 policy's node
+  // attribute). The plan stores the values that only such kernels write and read in bfloat16 (Plan::StoreBf16): a
+  // kernel that says so must either accept bfloat16 for an activation operand or decline the node.
+  virtual bool computes_bf16() const { return false; }
 };
 
 // Everything known when a kernel is prepared: the node and the types of its inputs and outputs (concrete shapes

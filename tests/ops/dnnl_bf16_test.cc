@@ -283,6 +283,234 @@ TEST(DnnlBf16Test, SessionOptionSelectsBf16Kernels) {
   }
 }
 
+// bfloat16 activations (Plan::StoreBf16): a value that only bfloat16 kernels write and read is stored in bfloat16.
+// A bottleneck-like chain: c1 = relu(conv3x3(x)), c2 = relu(conv1x1(c1)), c3 = relu(conv3x3(c2) + c1) (FusedConv with
+// the residual Z), y = conv1x1(c3) (the graph output). With the default passes every convolution runs channels-last.
+std::shared_ptr<graph::Model> Bottleneck() {
+  auto model = std::make_shared<graph::Model>();
+  model->opset_imports[""] = 17;
+  graph::Graph& g = model->graph;
+  g.initializers["w1"] = RandomF({32, 16, 3, 3}, 160, -0.2f, 0.2f);
+  g.initializers["b1"] = RandomF({32}, 161);
+  g.initializers["w2"] = RandomF({32, 32, 1, 1}, 162, -0.3f, 0.3f);
+  g.initializers["b2"] = RandomF({32}, 163);
+  g.initializers["w3"] = RandomF({32, 32, 3, 3}, 164, -0.1f, 0.1f);
+  g.initializers["b3"] = RandomF({32}, 165);
+  g.initializers["w4"] = RandomF({8, 32, 1, 1}, 166, -0.3f, 0.3f);
+  g.initializers["b4"] = RandomF({8}, 167);
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  auto conv = [&](std::string name, std::string x, std::string w, std::string b, std::string y, AttributeMap a) {
+    g.nodes.push_back(
+        {.name = name, .op_type = "Conv", .inputs = {x, w, b}, .outputs = {y}, .attrs = std::move(a), .opset = 17});
+  };
+  auto unary = [&](std::string op, std::string x, std::string y) {
+    g.nodes.push_back({.name = y, .op_type = op, .inputs = {x}, .outputs = {y}, .opset = 17});
+  };
+  conv("conv1", "x", "w1", "b1", "p1", pad1);
+  unary("Relu", "p1", "c1");
+  conv("conv2", "c1", "w2", "b2", "p2", {});
+  unary("Relu", "p2", "c2");
+  conv("conv3", "c2", "w3", "b3", "p3", pad1);
+  g.nodes.push_back({.name = "add", .op_type = "Add", .inputs = {"p3", "c1"}, .outputs = {"s3"}, .opset = 17});
+  unary("Relu", "s3", "c3");
+  conv("conv4", "c3", "w4", "b4", "y", {});
+  g.inputs = {{"x", DType::kFloat32, PartialShape::Of(Shape{2, 16, 10, 10})}};
+  g.outputs = {{"y", DType::kFloat32, PartialShape::Unknown()}};
+  return model;
+}
+
+// Runs `model` on x and returns its outputs and the plan's description.
+std::vector<Tensor> RunModel(std::shared_ptr<graph::Model> model, graph::SessionOptions o, const Tensor& x,
+                             std::string* plan) {
+  auto session = graph::Session::Create(model, o);
+  EXPECT_TRUE(session.ok()) << session.status().ToString();
+  if (!session.ok()) return {};
+  auto d = (*session)->DescribePlan({{"x", x.shape()}});
+  EXPECT_TRUE(d.ok()) << d.status().ToString();
+  if (d.ok()) *plan = *d;
+  std::vector<Tensor> out;
+  Status s = (*session)->Run({{"x", x}}, &out);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out;
+}
+
+// The plan's type of value `name` ("bfloat16", "float32"), as Plan::Describe writes it, or "" when not listed.
+std::string PlannedType(const std::string& plan, const std::string& name) {
+  const std::string key = " " + name + ":";
+  const size_t at = plan.find(key);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + key.size();
+  return plan.substr(begin, plan.find('[', begin) - begin);
+}
+
+void ExpectClose(const Tensor& ref, const Tensor& got, double tol_of_max, const std::string& what) {
+  const auto r = ref.values<float>(), v = got.values<float>();
+  ASSERT_EQ(r.size(), v.size()) << what;
+  double max_abs = 0, max_diff = 0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    max_abs = std::max(max_abs, std::fabs(static_cast<double>(r[i])));
+    max_diff = std::max(max_diff, std::fabs(static_cast<double>(r[i]) - v[i]));
+  }
+  EXPECT_LE(max_diff, tol_of_max * max_abs) << what << ": max |diff| " << max_diff << ", max |ref| " << max_abs;
+}
+
+TEST(DnnlBf16Test, Bf16ActivationsBetweenConvolutions) {
+  if (Bf16Name() != "dnnl-bf16") GTEST_SKIP() << "no avx512_bf16: the model runs float32";
+  const Tensor x = RandomF({2, 16, 10, 10}, 169);
+  graph::SessionOptions ref_options;
+  ref_options.use_fast_kernels = false;
+  std::string plan;
+  const std::vector<Tensor> ref = RunModel(Bottleneck(), ref_options, x, &plan);
+  graph::SessionOptions o;
+  o.precision = Precision::kBf16;
+  const std::vector<Tensor> out = RunModel(Bottleneck(), o, x, &plan);
+  ASSERT_EQ(ref.size(), 1u);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].dtype(), DType::kFloat32);  // the model's output stays float32
+  ExpectClose(ref[0], out[0], kBf16Tol, "y");
+  // Channels-last values between the convolutions: c1 (read by conv2 and as conv3's residual), c2 and c3.
+  for (const char* v : {"c1__nhwc", "c2__nhwc", "c3__nhwc"})
+    EXPECT_EQ(PlannedType(plan, v), "bfloat16") << v << "\n" << plan;
+  EXPECT_EQ(PlannedType(plan, "y"), "float32") << plan;
+  // The same plan in float32 has no bfloat16 value.
+  const std::vector<Tensor> f32 = RunModel(Bottleneck(), graph::SessionOptions{}, x, &plan);
+  EXPECT_EQ(plan.find("bfloat16"), std::string::npos) << plan;
+}
+
+// Without the graph passes (plain NCHW Conv nodes): p1 = conv(x) is read by a second Conv and by a MatMul, whose
+// bfloat16 kernel takes float32 operands only. The plan first marks p1 bfloat16 (both readers compute in bfloat16),
+// the MatMul's kernel then declines it, and p1 goes back to float32; p2 = conv(p1), read only by conv3, stays
+// bfloat16.
+TEST(DnnlBf16Test, Bf16ActivationsFallBackWhereAReaderDeclines) {
+  if (Bf16Name() != "dnnl-bf16") GTEST_SKIP() << "no avx512_bf16: the model runs float32";
+  auto model = std::make_shared<graph::Model>();
+  model->opset_imports[""] = 17;
+  graph::Graph& g = model->graph;
+  g.initializers["w1"] = RandomF({32, 16, 3, 3}, 171, -0.2f, 0.2f);
+  g.initializers["w2"] = RandomF({32, 32, 1, 1}, 172, -0.3f, 0.3f);
+  g.initializers["w3"] = RandomF({8, 32, 3, 3}, 173, -0.1f, 0.1f);
+  g.initializers["m"] = RandomF({10, 4}, 174);
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  g.nodes.push_back(
+      {.name = "conv1", .op_type = "Conv", .inputs = {"x", "w1"}, .outputs = {"p1"}, .attrs = pad1, .opset = 17});
+  g.nodes.push_back({.name = "conv2", .op_type = "Conv", .inputs = {"p1", "w2"}, .outputs = {"p2"}, .opset = 17});
+  g.nodes.push_back({.name = "mm", .op_type = "MatMul", .inputs = {"p1", "m"}, .outputs = {"z"}, .opset = 17});
+  g.nodes.push_back(
+      {.name = "conv3", .op_type = "Conv", .inputs = {"p2", "w3"}, .outputs = {"y"}, .attrs = pad1, .opset = 17});
+  g.inputs = {{"x", DType::kFloat32, PartialShape::Of(Shape{2, 16, 10, 10})}};
+  g.outputs = {{"y", DType::kFloat32, PartialShape::Unknown()}, {"z", DType::kFloat32, PartialShape::Unknown()}};
+  const Tensor x = RandomF({2, 16, 10, 10}, 175);
+  graph::SessionOptions ref_options;
+  ref_options.use_fast_kernels = false;
+  std::string plan;
+  const std::vector<Tensor> ref = RunModel(model, ref_options, x, &plan);
+  graph::SessionOptions o;
+  o.precision = Precision::kBf16;
+  o.optimize = false;
+  const std::vector<Tensor> out = RunModel(model, o, x, &plan);
+  ASSERT_EQ(ref.size(), 2u);
+  ASSERT_EQ(out.size(), 2u);
+  ExpectClose(ref[0], out[0], kBf16Tol, "y");
+  ExpectClose(ref[1], out[1], kBf16Tol, "z");
+  EXPECT_EQ(PlannedType(plan, "p1"), "float32") << plan;
+  EXPECT_EQ(PlannedType(plan, "p2"), "bfloat16") << plan;
+  EXPECT_NE(plan.find("'mm' (MatMul) kernel=dnnl-bf16"), std::string::npos) << plan;
+}
+
+// Training (mixed_bfloat16): the channels-last batch-norm gradient's dX is the dY of a bfloat16 backward-data and a
+// bfloat16 backward-weights convolution, which round it to bfloat16 on the way in; the plan has the batch-norm
+// kernel write it in bfloat16 instead (ops/bf16_output.h). Both convolutions' results must be bit-equal to those of
+// the same graph where dX is also a model output (then float32, each convolution converting it itself).
+std::shared_ptr<graph::Model> BatchNormGradIntoConvGrads(bool dx_is_output) {
+  auto model = std::make_shared<graph::Model>();
+  model->opset_imports[""] = 17;
+  model->opset_imports["strata"] = 1;
+  graph::Graph& g = model->graph;
+  const int64_t n = 2, h = 16, w = 15, c = 64, m = 32;  // conv: X [n, m, h, w] -> Y [n, c, h, w], 3x3 pad 1
+  g.initializers["scale"] = RandomF({c}, 180, 0.5f, 1.5f);
+  g.initializers["mean"] = RandomF({c}, 181);
+  g.initializers["var"] = RandomF({c}, 182, 0.5f, 1.0f);
+  g.initializers["w"] = RandomF({c, m, 3, 3}, 183, -0.2f, 0.2f);
+  g.initializers["x_shape"] = T_<int64_t>({n, m, h, w}, {4});
+  g.initializers["w_shape"] = T_<int64_t>({c, m, 3, 3}, {4});
+  auto wrap = [](std::string op, std::vector<int64_t> nhwc, AttributeMap a) {
+    a["op"] = AString(std::move(op));
+    a["op_domain"] = AString("strata");
+    a["nhwc_inputs"] = AInts(std::move(nhwc));
+    return a;
+  };
+  g.nodes.push_back({.name = "bn_grad",
+                     .op_type = "ChannelsLast",
+                     .domain = "strata",
+                     .inputs = {"dy", "y", "scale", "mean", "var"},
+                     .outputs = {"dx", "dscale", "dbias"},
+                     .attrs = wrap("BatchNormalizationGrad", {0, 1}, {{"training_mode", AInt(1)}}),
+                     .opset = 17});
+  AttributeMap conv = {{"pads", AInts({1, 1, 1, 1})}, {"strata_compute_dtype", AString("bfloat16")}};
+  g.nodes.push_back({.name = "conv_data",
+                     .op_type = "ChannelsLast",
+                     .domain = "strata",
+                     .inputs = {"dx", "w", "x_shape"},
+                     .outputs = {"dx_in"},
+                     .attrs = wrap("ConvBackwardData", {0}, conv),
+                     .opset = 17});
+  AttributeMap filter = wrap("ConvBackwardFilter", {0, 1}, conv);
+  filter["nhwc_output"] = AInt(0);
+  g.nodes.push_back({.name = "conv_filter",
+                     .op_type = "ChannelsLast",
+                     .domain = "strata",
+                     .inputs = {"dx", "x", "w_shape"},
+                     .outputs = {"dw", "db"},
+                     .attrs = std::move(filter),
+                     .opset = 17});
+  g.inputs = {{"dy", DType::kFloat32, PartialShape::Of(Shape{n, h, w, c})},
+              {"y", DType::kFloat32, PartialShape::Of(Shape{n, h, w, c})},
+              {"x", DType::kFloat32, PartialShape::Of(Shape{n, h, w, m})}};
+  for (const char* o : {"dx_in", "dw", "db", "dscale"})
+    g.outputs.push_back({o, DType::kFloat32, PartialShape::Unknown()});
+  if (dx_is_output) g.outputs.push_back({"dx", DType::kFloat32, PartialShape::Unknown()});
+  return model;
+}
+
+TEST(DnnlBf16Test, Bf16BatchNormGradientIntoConvolutionGradients) {
+  if (Bf16Name() != "dnnl-bf16") GTEST_SKIP() << "no avx512_bf16: the convolutions run float32";
+  const std::vector<std::pair<std::string, Tensor>> feeds = {
+      {"dy", RandomF({2, 16, 15, 64}, 184)},
+      {"y", RandomF({2, 16, 15, 64}, 185)},
+      {"x", RandomF({2, 16, 15, 32}, 186)}};
+  graph::SessionOptions o;
+  o.optimize = false;  // the graph is already what the channels-last pass writes
+  std::vector<Tensor> out[2];
+  std::string plan[2];
+  for (bool dx_is_output : {false, true}) {
+    auto session = graph::Session::Create(BatchNormGradIntoConvGrads(dx_is_output), o);
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    auto d = (*session)->DescribePlan({{"dy", Shape{2, 16, 15, 64}}, {"y", Shape{2, 16, 15, 64}},
+                                       {"x", Shape{2, 16, 15, 32}}});
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    plan[dx_is_output] = *d;
+    Status s = (*session)->Run(feeds, &out[dx_is_output]);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  EXPECT_EQ(PlannedType(plan[0], "dx"), "bfloat16") << plan[0];
+  EXPECT_EQ(PlannedType(plan[1], "dx"), "float32") << plan[1];
+  for (const std::string& p : plan) {
+    EXPECT_NE(p.find("'conv_data' (strata.ChannelsLast) kernel=dnnl-bf16"), std::string::npos) << p;
+    EXPECT_NE(p.find("'conv_filter' (strata.ChannelsLast) kernel=dnnl-bf16"), std::string::npos) << p;
+  }
+  ASSERT_EQ(out[0].size(), 4u);
+  ASSERT_EQ(out[1].size(), 5u);
+  const char* names[] = {"dX of the convolution", "dW", "dB", "dScale"};
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(names[i]);
+    ASSERT_EQ(out[0][i].shape(), out[1][i].shape());
+    const auto a = out[0][i].values<float>(), b = out[1][i].values<float>();
+    int differ = 0;
+    for (size_t k = 0; k < a.size(); ++k) differ += a[k] != b[k];
+    EXPECT_EQ(differ, 0) << "of " << a.size();
+  }
+}
+
 TEST(DnnlBf16Test, ParsePrecision) {
   EXPECT_EQ(graph::ParsePrecision("fp32").value(), Precision::kFp32);
   EXPECT_EQ(graph::ParsePrecision("bf16").value(), Precision::kBf16);

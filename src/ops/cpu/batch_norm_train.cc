@@ -15,9 +15,12 @@
 // k1 dY + k2 x + k3 per channel.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "core/parallel.h"
+#include "ops/bf16_output.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/isa_begin.h"
 namespace strata::ops::cpu::STRATA_CPU_NS {
@@ -320,17 +323,29 @@ void ChannelSumsNhwc(const float* x, const float* dy, int64_t rows, int64_t c, s
 }
 
 // y[r, j] = x[r, j] * a[j] + b[j] (and + k2[j] * x2[r, j] when x2 is given), rows split across threads.
-void AffineRowsNhwc(const float* x, const float* x2, const float* a, const float* b, const float* k2, float* y,
+// float32 rounded to bfloat16, nearest even (oneDNN's f32 -> bf16 reorder rounds the same way); a NaN stays a NaN.
+inline uint16_t RoundToBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
+}
+
+inline void Store(float* y, float v) { *y = v; }
+inline void Store(uint16_t* y, float v) { *y = RoundToBf16(v); }
+
+template <typename Out>
+void AffineRowsNhwc(const float* x, const float* x2, const float* a, const float* b, const float* k2, Out* y,
                     int64_t rows, int64_t c) {
   ParallelFor(rows, std::max<int64_t>(1, 16384 / c), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const float* xr = x + r * c;
-      float* yr = y + r * c;
+      Out* yr = y + r * c;
       if (x2 == nullptr) {
-        for (int64_t j = 0; j < c; ++j) yr[j] = xr[j] * a[j] + b[j];
+        for (int64_t j = 0; j < c; ++j) Store(yr + j, xr[j] * a[j] + b[j]);
       } else {
         const float* zr = x2 + r * c;
-        for (int64_t j = 0; j < c; ++j) yr[j] = xr[j] * a[j] + zr[j] * k2[j] + b[j];
+        for (int64_t j = 0; j < c; ++j) Store(yr + j, xr[j] * a[j] + zr[j] * k2[j] + b[j]);
       }
     }
   });
@@ -366,9 +381,11 @@ class BatchNormTrainingNhwc final : public Kernel {
   float eps_, momentum_;
 };
 
-class BatchNormTrainingGradNhwc final : public Kernel {
+// dX in float32, or in bfloat16 when the plan stores it so (its readers, the bfloat16 backward convolutions, round
+// their dY to bfloat16 anyway: ops/bf16_output.h).
+class BatchNormTrainingGradNhwc final : public Kernel, public Bf16OutputKernel {
  public:
-  BatchNormTrainingGradNhwc(Shape x, float eps) : x_(std::move(x)), eps_(eps) {}
+  BatchNormTrainingGradNhwc(Shape x, float eps, bool bf16_dx) : x_(std::move(x)), eps_(eps), bf16_dx_(bf16_dx) {}
   std::string_view name() const override { return "cpu"; }
 
   Status Run(KernelContext& ctx) const override {
@@ -390,14 +407,19 @@ class BatchNormTrainingGradNhwc final : public Kernel {
       k2[j] = k.k2;
       k3[j] = k.k3;
     }
-    STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, DType::kFloat32, x_));
-    AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), dx->data<float>(), rows, c);
+    STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, bf16_dx_ ? DType::kBFloat16 : DType::kFloat32, x_));
+    if (bf16_dx_) {
+      AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), static_cast<uint16_t*>(dx->raw_data()), rows, c);
+    } else {
+      AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), dx->data<float>(), rows, c);
+    }
     return WriteParameterGrads(ctx, dscale, dbias);
   }
 
  private:
   Shape x_;
   float eps_;
+  bool bf16_dx_;
 };
 
 }  // namespace
@@ -472,9 +494,16 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const 
     const PartialShape t = ins[i].shape;
     if (t.rank_known && t.rank() == 4) ins[i].shape = PartialShape::Of({t.dims[0], t.dims[3], t.dims[1], t.dims[2]});
   }
-  STRATA_RETURN_IF_ERROR(CreateBatchNormTrainingGrad(KernelInit{wrapped, ins, init.outputs}).status());
-  return std::unique_ptr<Kernel>(
-      std::make_unique<BatchNormTrainingGradNhwc>(init.inputs[1].shape.ToShape(), node.GetFloat("epsilon", 1e-5f)));
+  // dX: float32, or bfloat16 where the plan stores it so (ops/bf16_output.h); the checks below see float32.
+  std::vector<ValueType> outs(init.outputs.begin(), init.outputs.end());
+  const bool bf16_dx = !outs.empty() && outs[0].dtype == DType::kBFloat16;
+  if (bf16_dx) outs[0].dtype = DType::kFloat32;
+  for (const ValueType& o : outs)
+    if (o.dtype != DType::kUndefined && o.dtype != DType::kFloat32)
+      return Decline(op, "an output is neither float32 nor a bfloat16 dX");
+  STRATA_RETURN_IF_ERROR(CreateBatchNormTrainingGrad(KernelInit{wrapped, ins, outs}).status());
+  return std::unique_ptr<Kernel>(std::make_unique<BatchNormTrainingGradNhwc>(
+      init.inputs[1].shape.ToShape(), node.GetFloat("epsilon", 1e-5f), bf16_dx));
 }
 
 }  // namespace strata::ops::cpu::STRATA_CPU_NS

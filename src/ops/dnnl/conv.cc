@@ -9,7 +9,9 @@
 // SessionOptions::precision bf16 (on a CPU with native bfloat16 kernels): X and W are reordered into bfloat16 (W once
 // at plan time when constant), the primitive accumulates in float32 and writes float32 Y (bias, residual and
 // activation in float32); the kernel is then named "dnnl-bf16". A convolution oneDNN has no optimised bfloat16
-// implementation for runs in float32.
+// implementation for runs in float32. The bfloat16 kernel also reads X and Z and writes Y in bfloat16 where the plan
+// stores those activations so (Plan::StoreBf16: between kernels that compute in bfloat16); the residual sum and the
+// activation are then applied to the float32 accumulator before Y is rounded.
 // Declines: other dtypes, empty tensors, unknown shapes, and whatever oneDNN has no implementation for (e.g. a
 // ConvTranspose whose output_shape asks for more than the full result: a negative end pad).
 #include "ops/defs/fused/activation.h"
@@ -24,7 +26,7 @@ namespace {
 struct ConvSpec {
   bool transpose = false;
   bool nhwc = false;        // strata.ChannelsLast: X, Z and Y are [N, H, W, C]
-  bool bf16 = false;        // X and W in bfloat16 (Y, bias and Z stay float32)
+  bool bf16 = false;        // X and W in bfloat16 (bias in float32; Y and Z as the plan stores them)
   int residual_input = -1;  // FusedConv's Z
   Activation act;
 };
@@ -106,7 +108,9 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
     // A NaN reaching the activation (from a NaN or infinity in any input) must come out as the reference's.
     if (e.drops_nan) STRATA_RETURN_IF_ERROR(k.FallBackOnNaN({0, 1, 2, 3}, /*nonfinite=*/true));
   }
-  const Md src_user = ActivationMd(x, spec.nhwc), dst_user = ActivationMd(y, spec.nhwc);
+  // X, Z and Y are float32, or bfloat16 where the plan stores them so (bfloat16 activations: Plan::StoreBf16).
+  const auto x_type = FloatType(init.inputs[0].dtype), y_type = FloatType(init.outputs[0].dtype);
+  const Md src_user = ActivationMd(x, spec.nhwc, x_type), dst_user = ActivationMd(y, spec.nhwc, y_type);
   // The layout is left to oneDNN for runtime weights too (training feeds them every step): reordering them each run
   // costs far less than the plain-layout GEMM convolution oneDNN falls back on otherwise.
   const auto f32 = dnnl::memory::data_type::f32;
@@ -157,7 +161,7 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
       direct = false;
     }
   }
-  if (!direct && !winograd) make(AnyMd(ToDims(x), in_type), AnyMd(ToDims(y)));
+  if (!direct && !winograd) make(AnyMd(ToDims(x), in_type), AnyMd(ToDims(y), y_type));
   if (winograd) k.set_name(kWinogradKernelName);
   if (spec.bf16) k.set_name(kBf16KernelName);
   if (IsRefImpl(pd)) return Decline("oneDNN offers only its reference implementation (", pd.impl_info_str(), ")");
@@ -166,7 +170,10 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
   args.emplace_back(DNNL_ARG_WEIGHTS, k.Input(1, pd.weights_desc(0), &w_user));
   if (has_bias) args.emplace_back(DNNL_ARG_BIAS, k.Input(2, pd.weights_desc(1)));
   const int dst = k.Output(0, y_tensor, pd.dst_desc(0), &dst_user);
-  if (has_z) k.CopyInputTo(spec.residual_input, dst, &dst_user);
+  if (has_z) {
+    const Md z_user = ActivationMd(y, spec.nhwc, FloatType(init.inputs[spec.residual_input].dtype));
+    k.CopyInputTo(spec.residual_input, dst, &z_user);
+  }
   args.emplace_back(DNNL_ARG_DST, dst);
   k.Add(prim, pd, std::move(args));
   return Status::OK();
@@ -182,15 +189,22 @@ int64_t ConvFlops(const KernelInit& init, bool transpose) {
 }
 
 StatusOr<std::unique_ptr<Kernel>> Create(const KernelInit& init, ConvSpec spec, std::string_view what) {
-  STRATA_RETURN_IF_ERROR(RequireFloat32(init));
+  // X, Z and Y may be bfloat16 activations (Plan::StoreBf16), which only the bfloat16 build takes.
+  bool bf16_activations = false;
+  if (spec.residual_input >= 0) {
+    STRATA_RETURN_IF_ERROR(RequireFloat32OrBf16(init, {0, spec.residual_input}, true, &bf16_activations));
+  } else {
+    STRATA_RETURN_IF_ERROR(RequireFloat32OrBf16(init, {0}, true, &bf16_activations));
+  }
   auto build = [&] {
     return BuildKernel(
         init, what, [&](PrimitiveKernel& k) { return BuildConv(k, init, spec); }, ConvFlops(init, spec.transpose));
   };
   spec.bf16 = UseBf16(init);
+  if (bf16_activations && !spec.bf16) return Decline("bfloat16 activations need the bfloat16 kernel");
   if (spec.bf16) {
     auto k = build();
-    if (k.ok() || k.status().code() != StatusCode::kUnimplemented) return k;
+    if (k.ok() || k.status().code() != StatusCode::kUnimplemented || bf16_activations) return k;
     LogStaysFloat32(init, k.status());
     spec.bf16 = false;
   }

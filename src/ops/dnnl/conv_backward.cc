@@ -135,14 +135,25 @@ auto WinogradOrDirect(const KernelInit& init, const ConvShapes& s, bool nhwc, co
       [&] { return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_direct); });
 }
 
+// RequireFloat32 but for the shape input, except that dY may be a bfloat16 activation (Plan::StoreBf16): whether it is.
+StatusOr<bool> CheckTypes(const KernelInit& init) {
+  const bool bf16_dy = !init.inputs.empty() && init.inputs[0].dtype == DType::kBFloat16;
+  std::vector<ValueType> ins(init.inputs.begin(), init.inputs.end());
+  if (bf16_dy) ins[0].dtype = DType::kFloat32;
+  STRATA_RETURN_IF_ERROR(RequireFloat32(KernelInit{init.node, ins, init.outputs}, {2}));
+  return bf16_dy;
+}
+
 // Builds with `build(bf16)`: in bfloat16 when UseBf16 says so, falling back on float32 when oneDNN declines that.
+// `bf16_dy`: dY is a bfloat16 activation (Plan::StoreBf16), which only the bfloat16 build takes.
 template <typename F>
-StatusOr<std::unique_ptr<Kernel>> WithBf16(const KernelInit& init, F&& build) {
+StatusOr<std::unique_ptr<Kernel>> WithBf16(const KernelInit& init, bool bf16_dy, F&& build) {
   if (UseBf16(init)) {
     auto k = build(true);
-    if (k.ok() || k.status().code() != StatusCode::kUnimplemented) return k;
+    if (k.ok() || k.status().code() != StatusCode::kUnimplemented || bf16_dy) return k;
     LogStaysFloat32(init, k.status());
   }
+  if (bf16_dy) return Decline("a bfloat16 dY needs the bfloat16 kernel");
   return build(false);
 }
 
@@ -185,15 +196,16 @@ bool IsGemmImpl(const dnnl::primitive_desc_base& pd) {
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& init, bool nhwc) {
-  STRATA_RETURN_IF_ERROR(RequireFloat32(init, {2}));
+  STRATA_ASSIGN_OR_RETURN(const bool bf16_dy, CheckTypes(init));
   STRATA_ASSIGN_OR_RETURN(ConvShapes s, Shapes(init, /*data=*/true, nhwc));
-  return WithBf16(init, [&](bool bf16) {
+  return WithBf16(init, bf16_dy, [&](bool bf16) {
     return BuildKernel(
       init, "ConvBackwardData",
       [&](PrimitiveKernel& k) -> Status {
         const Md w_user = WeightsMd(s.w, s.group);
         const Md w_any = AnyMd(w_user.dims(), bf16 ? kBf16 : kF32);
-        const Md x_user = ActivationMd(s.x, nhwc), y_user = ActivationMd(s.y, nhwc);
+        const Md x_user = ActivationMd(s.x, nhwc);
+        const Md y_user = ActivationMd(s.y, nhwc, FloatType(init.inputs[0].dtype));
         auto make = [&](const Md& x, const Md& y, Alg alg) {
           // bfloat16: dY and W in bfloat16, dX float32 (the hint: a bfloat16 forward).
           const Md dx = Typed(x, kF32, bf16), dy = Typed(y, kBf16, bf16);
@@ -216,10 +228,10 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& in
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& init, bool nhwc) {
-  STRATA_RETURN_IF_ERROR(RequireFloat32(init, {2}));
+  STRATA_ASSIGN_OR_RETURN(const bool bf16_dy, CheckTypes(init));
   STRATA_ASSIGN_OR_RETURN(ConvShapes s, Shapes(init, /*data=*/false, nhwc));
   const bool bias = init.node.has_output(1);
-  return WithBf16(init, [&](bool bf16) -> StatusOr<std::unique_ptr<Kernel>> {
+  return WithBf16(init, bf16_dy, [&](bool bf16) -> StatusOr<std::unique_ptr<Kernel>> {
     if (bf16 && !Bf16BackwardWeightsPays(s))
       return Decline("oneDNN's bfloat16 backward weights for this shape (kernel > 1x1, output <= 14x14) measured "
                      "slower than float32");
@@ -228,7 +240,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& 
       [&](PrimitiveKernel& k) -> Status {
         const Md w_user = WeightsMd(s.w, s.group);
         const Md w_any = AnyMd(w_user.dims());  // dW: float32 in both precisions
-        const Md x_user = ActivationMd(s.x, nhwc), y_user = ActivationMd(s.y, nhwc);
+        const Md x_user = ActivationMd(s.x, nhwc);
+        const Md y_user = ActivationMd(s.y, nhwc, FloatType(init.inputs[0].dtype));
         const Md bias_md = bias ? PlainMd(Dims{s.w[0]}) : Md();
         auto make = [&](const Md& x, const Md& y, Alg alg) {
           // bfloat16: X and dY in bfloat16, dW and dB float32 (the hint: a bfloat16 forward).

@@ -76,8 +76,12 @@ Md AnyMd(const Dims& d, dnnl::memory::data_type dt) { return Md(d, dt, Tag::any)
 
 Shape NhwcToNchw(const Shape& s) { return s.rank() == 4 ? Shape{s[0], s[3], s[1], s[2]} : s; }
 
-Md ActivationMd(const Shape& nchw, bool nhwc) {
-  return nhwc ? Md(ToDims(nchw), dnnl::memory::data_type::f32, Tag::nhwc) : PlainMd(nchw);
+Md ActivationMd(const Shape& nchw, bool nhwc, dnnl::memory::data_type dt) {
+  return nhwc ? Md(ToDims(nchw), dt, Tag::nhwc) : PlainMd(ToDims(nchw), dt);
+}
+
+dnnl::memory::data_type FloatType(DType t) {
+  return t == DType::kBFloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
 }
 
 StatusOr<Shape> KnownShape(const ValueType& vt, std::string_view what) {
@@ -85,22 +89,48 @@ StatusOr<Shape> KnownShape(const ValueType& vt, std::string_view what) {
   return vt.shape.ToShape();
 }
 
+namespace {
+
+Status CheckOperand(const ValueType& vt, std::string_view what, size_t i, bool bf16_ok, bool* is_bf16) {
+  if (vt.dtype == DType::kUndefined) return Status::OK();  // omitted
+  const bool bf16 = bf16_ok && vt.dtype == DType::kBFloat16;
+  if (vt.dtype != DType::kFloat32 && !bf16)
+    return Decline(what, " ", i, " is ", DTypeName(vt.dtype),
+                   bf16_ok ? " (only float32 or bfloat16 here)" : " (only float32 here)");
+  if (!vt.shape.IsFullyKnown()) return Decline(what, " ", i, " has shape ", vt.shape.ToString(), " (not known)");
+  const Shape s = vt.shape.ToShape();
+  if (s.NumElements() == 0) return Decline(what, " ", i, " is empty ", s.ToString(), " (left to the reference)");
+  if (s.rank() > DNNL_MAX_NDIMS) return Decline(what, " ", i, " has rank ", s.rank(), " (oneDNN: at most 12)");
+  *is_bf16 = *is_bf16 || bf16;
+  return Status::OK();
+}
+
+}  // namespace
+
 Status RequireFloat32(const KernelInit& init, std::initializer_list<int> skip) {
-  auto check = [](const ValueType& vt, std::string_view what, int i) -> Status {
-    if (vt.dtype == DType::kUndefined) return Status::OK();  // omitted
-    if (vt.dtype != DType::kFloat32) return Decline(what, " ", i, " is ", DTypeName(vt.dtype), " (only float32 here)");
-    if (!vt.shape.IsFullyKnown()) return Decline(what, " ", i, " has shape ", vt.shape.ToString(), " (not known)");
-    const Shape s = vt.shape.ToShape();
-    if (s.NumElements() == 0) return Decline(what, " ", i, " is empty ", s.ToString(), " (left to the reference)");
-    if (s.rank() > DNNL_MAX_NDIMS) return Decline(what, " ", i, " has rank ", s.rank(), " (oneDNN: at most 12)");
-    return Status::OK();
-  };
+  bool unused = false;
   for (size_t i = 0; i < init.inputs.size(); ++i) {
     const bool skipped = std::find(skip.begin(), skip.end(), static_cast<int>(i)) != skip.end();
-    if (init.node.has_input(static_cast<int>(i)) && !skipped) STRATA_RETURN_IF_ERROR(check(init.inputs[i], "input", i));
+    if (init.node.has_input(static_cast<int>(i)) && !skipped)
+      STRATA_RETURN_IF_ERROR(CheckOperand(init.inputs[i], "input", i, false, &unused));
   }
   for (size_t i = 0; i < init.outputs.size(); ++i)
-    if (init.node.has_output(static_cast<int>(i))) STRATA_RETURN_IF_ERROR(check(init.outputs[i], "output", i));
+    if (init.node.has_output(static_cast<int>(i)))
+      STRATA_RETURN_IF_ERROR(CheckOperand(init.outputs[i], "output", i, false, &unused));
+  return Status::OK();
+}
+
+Status RequireFloat32OrBf16(const KernelInit& init, std::initializer_list<int> bf16_inputs, bool bf16_output,
+                            bool* any_bf16) {
+  *any_bf16 = false;
+  for (size_t i = 0; i < init.inputs.size(); ++i) {
+    const bool bf16_ok = std::find(bf16_inputs.begin(), bf16_inputs.end(), static_cast<int>(i)) != bf16_inputs.end();
+    if (init.node.has_input(static_cast<int>(i)))
+      STRATA_RETURN_IF_ERROR(CheckOperand(init.inputs[i], "input", i, bf16_ok, any_bf16));
+  }
+  for (size_t i = 0; i < init.outputs.size(); ++i)
+    if (init.node.has_output(static_cast<int>(i)))
+      STRATA_RETURN_IF_ERROR(CheckOperand(init.outputs[i], "output", i, bf16_output && i == 0, any_bf16));
   return Status::OK();
 }
 

@@ -75,13 +75,21 @@ Md PlainMd(const Dims& d, dnnl::memory::data_type dt = dnnl::memory::data_type::
 Md AnyMd(const Dims& d, dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
 // Activations of strata.ChannelsLast nodes: a 4-D [N, H, W, C] tensor seen as oneDNN's NCHW dims in nhwc layout.
 Shape NhwcToNchw(const Shape& nhwc);
-// The memory of an activation with NCHW shape `nchw`: plain, or nhwc when `nhwc` (the tensor is then [N, H, W, C]).
-Md ActivationMd(const Shape& nchw, bool nhwc);
+// The memory of an activation with NCHW shape `nchw`: plain, or nhwc when `nhwc` (the tensor is then [N, H, W, C]);
+// float32 unless `dt` says otherwise.
+Md ActivationMd(const Shape& nchw, bool nhwc, dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
+// oneDNN's data type for a float32 or bfloat16 tensor.
+dnnl::memory::data_type FloatType(DType t);
 // The concrete shape of a value at plan time, or Unimplemented.
 StatusOr<Shape> KnownShape(const ValueType& vt, std::string_view what);
 // Declines unless every present input and output (except the inputs listed in `skip`: axes, exponents) is float32
 // with a fully known, non-empty shape.
 Status RequireFloat32(const KernelInit& init, std::initializer_list<int> skip = {});
+// RequireFloat32, except that the inputs listed in `bf16_inputs` and output 0 (with `bf16_output`) may also be
+// bfloat16: the activations a kernel that computes in bfloat16 reads and writes in that type (Plan::StoreBf16).
+// `*any_bf16` says whether one of them is.
+Status RequireFloat32OrBf16(const KernelInit& init, std::initializer_list<int> bf16_inputs, bool bf16_output,
+                            bool* any_bf16);
 // Whether a float32 tensor holds a NaN (with `nonfinite`: a NaN or an infinity).
 bool HasNaN(const Tensor& t, bool nonfinite);
 
@@ -169,6 +177,7 @@ class PrimitiveKernel final : public Kernel, public InplaceKernel {
 
   Status Run(KernelContext& ctx) const override;
   std::string_view name() const override { return name_; }
+  bool computes_bf16() const override { return name_ == kBf16KernelName; }
   void set_name(std::string name) { name_ = std::move(name); }
   size_t scratch_bytes() const override { return arena_bytes_; }
   int inplace_input() const override { return inplace_input_; }
