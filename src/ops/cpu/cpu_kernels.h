@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "ops/defs/nn/spatial.h"
 #include "ops/op.h"
@@ -44,6 +45,18 @@ StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const Kernel
 // depthwise_conv_backward_filter_nhwc.cc: strata.ChannelsLast wrapping strata.ConvBackwardFilter of a 2-D depthwise
 // convolution (dY and X channels-last, plain dW), float32, any channel count, shapes and w_shape known at plan time.
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
+// The weight shape of a depthwise ConvBackwardFilter, from its w_shape input (a 1-D int64 or int32 constant known at
+// plan time); otherwise `decline`'s status, which names the kernel (both depthwise kernels share this reading).
+inline StatusOr<Shape> DepthwiseFilterShape(const ValueType& v, Status (*decline)(std::string_view why)) {
+  if (!v.has_value()) return decline("w_shape is not known at plan time");
+  const Tensor& t = *v.value;
+  if (t.rank() != 1 || (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32))
+    return decline("w_shape must be a 1-D int64 or int32 tensor");
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < t.num_elements(); ++i)
+    dims.push_back(t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i]);
+  return Shape(dims);
+}
 
 // sum.cc: Sum of two or more float32 inputs of one shape known at plan time (no broadcasting), bit for bit the
 // reference's order, split across threads.
@@ -89,6 +102,18 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
+// The weight shape of a depthwise ConvBackwardFilter, from its w_shape input (a 1-D int64 or int32 constant known at
+// plan time); otherwise `decline`'s status, which names the kernel (both depthwise kernels share this reading).
+inline StatusOr<Shape> DepthwiseFilterShape(const ValueType& v, Status (*decline)(std::string_view why)) {
+  if (!v.has_value()) return decline("w_shape is not known at plan time");
+  const Tensor& t = *v.value;
+  if (t.rank() != 1 || (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32))
+    return decline("w_shape must be a 1-D int64 or int32 tensor");
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < t.num_elements(); ++i)
+    dims.push_back(t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i]);
+  return Shape(dims);
+}
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 }  // namespace generic
 
@@ -103,6 +128,18 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
+// The weight shape of a depthwise ConvBackwardFilter, from its w_shape input (a 1-D int64 or int32 constant known at
+// plan time); otherwise `decline`'s status, which names the kernel (both depthwise kernels share this reading).
+inline StatusOr<Shape> DepthwiseFilterShape(const ValueType& v, Status (*decline)(std::string_view why)) {
+  if (!v.has_value()) return decline("w_shape is not known at plan time");
+  const Tensor& t = *v.value;
+  if (t.rank() != 1 || (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32))
+    return decline("w_shape must be a 1-D int64 or int32 tensor");
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < t.num_elements(); ++i)
+    dims.push_back(t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i]);
+  return Shape(dims);
+}
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 }  // namespace avx512
 

@@ -109,17 +109,6 @@ class DepthwiseConvBackwardFilter final : public Kernel {
   std::vector<Cols> cols_;
 };
 
-StatusOr<Shape> ConstantShape(const ValueType& v) {
-  if (!v.has_value()) return Decline("w_shape is not known at plan time");
-  const Tensor& t = *v.value;
-  if (t.rank() != 1 || (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32))
-    return Decline("w_shape must be a 1-D int64 or int32 tensor");
-  std::vector<int64_t> dims;
-  for (int64_t i = 0; i < t.num_elements(); ++i)
-    dims.push_back(t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i]);
-  return Shape(dims);
-}
-
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const KernelInit& init) {
@@ -129,7 +118,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const Kernel
     return Decline("float32 dY and X only");
   if (!init.inputs[0].shape.IsFullyKnown() || !init.inputs[1].shape.IsFullyKnown())
     return Decline("shapes not known at plan time");
-  STRATA_ASSIGN_OR_RETURN(Shape w, ConstantShape(init.inputs[2]));
+  STRATA_ASSIGN_OR_RETURN(Shape w, DepthwiseFilterShape(init.inputs[2], Decline));
   const Shape x = init.inputs[1].shape.ToShape(), y = init.inputs[0].shape.ToShape();
   if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank()) return Decline("X and W must have rank 3 to 5");
   const int64_t group = node.GetInt("group", 1);
