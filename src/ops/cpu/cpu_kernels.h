@@ -6,7 +6,6 @@
 #include <memory>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 #include "ops/defs/nn/spatial.h"
 #include "ops/op.h"
@@ -47,16 +46,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const Kernel
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
 // The weight shape of a depthwise ConvBackwardFilter, from its w_shape input (a 1-D int64 or int32 constant known at
 // plan time); otherwise `decline`'s status, which names the kernel (both depthwise kernels share this reading).
-inline StatusOr<Shape> DepthwiseFilterShape(const ValueType& v, Status (*decline)(std::string_view why)) {
-  if (!v.has_value()) return decline("w_shape is not known at plan time");
-  const Tensor& t = *v.value;
-  if (t.rank() != 1 || (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32))
-    return decline("w_shape must be a 1-D int64 or int32 tensor");
-  std::vector<int64_t> dims;
-  for (int64_t i = 0; i < t.num_elements(); ++i)
-    dims.push_back(t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i]);
-  return Shape(dims);
-}
+StatusOr<Shape> DepthwiseFilterShape(const ValueType& v, Status (*decline)(std::string_view why));
 
 // sum.cc: Sum of two or more float32 inputs of one shape known at plan time (no broadcasting), bit for bit the
 // reference's order, split across threads.
@@ -102,18 +92,6 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
-// The weight shape of a depthwise ConvBackwardFilter, from its w_shape input (a 1-D int64 or int32 constant known at
-// plan time); otherwise `decline`'s status, which names the kernel (both depthwise kernels share this reading).
-inline StatusOr<Shape> DepthwiseFilterShape(const ValueType& v, Status (*decline)(std::string_view why)) {
-  if (!v.has_value()) return decline("w_shape is not known at plan time");
-  const Tensor& t = *v.value;
-  if (t.rank() != 1 || (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32))
-    return decline("w_shape must be a 1-D int64 or int32 tensor");
-  std::vector<int64_t> dims;
-  for (int64_t i = 0; i < t.num_elements(); ++i)
-    dims.push_back(t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i]);
-  return Shape(dims);
-}
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 }  // namespace generic
 
@@ -128,18 +106,6 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
-// The weight shape of a depthwise ConvBackwardFilter, from its w_shape input (a 1-D int64 or int32 constant known at
-// plan time); otherwise `decline`'s status, which names the kernel (both depthwise kernels share this reading).
-inline StatusOr<Shape> DepthwiseFilterShape(const ValueType& v, Status (*decline)(std::string_view why)) {
-  if (!v.has_value()) return decline("w_shape is not known at plan time");
-  const Tensor& t = *v.value;
-  if (t.rank() != 1 || (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32))
-    return decline("w_shape must be a 1-D int64 or int32 tensor");
-  std::vector<int64_t> dims;
-  for (int64_t i = 0; i < t.num_elements(); ++i)
-    dims.push_back(t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i]);
-  return Shape(dims);
-}
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 }  // namespace avx512
 

@@ -111,6 +111,17 @@ class DepthwiseConvBackwardFilter final : public Kernel {
 
 }  // namespace
 
+StatusOr<Shape> DepthwiseFilterShape(const ValueType& v, Status (*decline)(std::string_view why)) {
+  if (!v.has_value()) return decline("w_shape is not known at plan time");
+  const Tensor& t = *v.value;
+  if (t.rank() != 1 || (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32))
+    return decline("w_shape must be a 1-D int64 or int32 tensor");
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < t.num_elements(); ++i)
+    dims.push_back(t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i]);
+  return Shape(dims);
+}
+
 StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const KernelInit& init) {
   const Node& node = init.node;
   if (init.inputs.size() != 3) return Decline("needs dY, X and w_shape");
