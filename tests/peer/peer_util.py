@@ -1,6 +1,6 @@
-"""Shared by the peer tests: a half_plus_two ONNX model (TF Serving's test model, y = 0.5 x + 2), a free port, a
-server of it on loopback, and the tally of checks."""
-import os, shutil, signal, socket, subprocess, sys, tempfile
+"""Shared by the peer tests (and tests/serve/tflite_serve.py): a half_plus_two ONNX model (TF Serving's test model,
+y = 0.5 x + 2), a free port, a JSON call over HTTP, a server of it on loopback, and the tally of checks."""
+import json, os, shutil, signal, socket, subprocess, sys, tempfile, urllib.error, urllib.request
 
 from onnx import TensorProto, helper
 import onnx
@@ -21,6 +21,16 @@ def free_port():
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         return s.getsockname()[1]
+
+
+def http(method, url, body=None, timeout=30):
+    """(status, JSON answer) of `method` on `url` with `body` as JSON; an HTTP error's status and JSON body too."""
+    req = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode(), method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b'{}')
 
 
 class Tally:

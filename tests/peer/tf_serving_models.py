@@ -3,10 +3,10 @@ and answers, TF Serving's Python gRPC client, both versions of the two-version m
 itself loading the same SavedModels), and damaged versions that fail to load while the good version keeps serving.
 
 Usage: tf_serving_models.py STRATA_BINARY SOURCE_DIR"""
-import json, os, shutil, signal, subprocess, sys, tempfile, time, urllib.error, urllib.request
+import os, shutil, signal, subprocess, sys, tempfile, time, urllib.error
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_util import Tally, free_port  # noqa: E402
+from peer_util import Tally, free_port, http  # noqa: E402
 
 try:
     os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
@@ -19,15 +19,6 @@ try:
 except ImportError as e:
     print(f'peers venv missing ({e}): run scripts/install-deps.sh --peers')
     sys.exit(77)
-
-
-def http(method, url, body=None, timeout=30):
-    req = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode(), method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b'{}')
 
 
 def tf_predict(version_dir, xs):

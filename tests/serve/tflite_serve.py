@@ -7,22 +7,10 @@ is "tflite_input", aliased "x" by the SignatureDef in its signature_defs_metadat
 versions (truncated, wrong file identifier) fail to load with the reason in the model's status.
 
 Usage: tflite_serve.py STRATA_BINARY SOURCE_DIR (exits 77 when ../shared/testdata/tf-serving is absent)."""
-import json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.error, urllib.request
+import json, os, shutil, subprocess, sys, tempfile, time, urllib.error
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
-def http(method, url, body=None, timeout=30):
-    req = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode(), method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b'{}')
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'peer'))
+from peer_util import free_port, http  # noqa: E402
 
 
 def main():
