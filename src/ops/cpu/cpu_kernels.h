@@ -44,9 +44,12 @@ StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const Kernel
 // depthwise_conv_backward_filter_nhwc.cc: strata.ChannelsLast wrapping strata.ConvBackwardFilter of a 2-D depthwise
 // convolution (dY and X channels-last, plain dW), float32, any channel count, shapes and w_shape known at plan time.
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
-// The weight shape of a depthwise ConvBackwardFilter, from its w_shape input (a 1-D int64 or int32 constant known at
-// plan time); otherwise `decline`'s status, which names the kernel (both depthwise kernels share this reading).
-StatusOr<Shape> DepthwiseFilterShape(const ValueType& v, Status (*decline)(std::string_view why));
+// The plan-time reading both depthwise kernels share: dY and X float32 of known shapes, and W's shape from the
+// w_shape input (a 1-D int64 or int32 constant); otherwise `decline`'s status, which names the kernel.
+struct DepthwiseGradShapes {
+  Shape dy, x, w;
+};
+StatusOr<DepthwiseGradShapes> ReadDepthwiseGradShapes(const KernelInit& init, Status (*decline)(std::string_view why));
 
 // sum.cc: Sum of two or more float32 inputs of one shape known at plan time (no broadcasting), bit for bit the
 // reference's order, split across threads.

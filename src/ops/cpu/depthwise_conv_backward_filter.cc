@@ -111,7 +111,13 @@ class DepthwiseConvBackwardFilter final : public Kernel {
 
 }  // namespace
 
-StatusOr<Shape> DepthwiseFilterShape(const ValueType& v, Status (*decline)(std::string_view why)) {
+StatusOr<DepthwiseGradShapes> ReadDepthwiseGradShapes(const KernelInit& init, Status (*decline)(std::string_view why)) {
+  if (init.inputs.size() != 3) return decline("needs dY, X and w_shape");
+  if (init.inputs[0].dtype != DType::kFloat32 || init.inputs[1].dtype != DType::kFloat32)
+    return decline("float32 dY and X only");
+  if (!init.inputs[0].shape.IsFullyKnown() || !init.inputs[1].shape.IsFullyKnown())
+    return decline("shapes not known at plan time");
+  const ValueType& v = init.inputs[2];
   if (!v.has_value()) return decline("w_shape is not known at plan time");
   const Tensor& t = *v.value;
   if (t.rank() != 1 || (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32))
@@ -119,18 +125,13 @@ StatusOr<Shape> DepthwiseFilterShape(const ValueType& v, Status (*decline)(std::
   std::vector<int64_t> dims;
   for (int64_t i = 0; i < t.num_elements(); ++i)
     dims.push_back(t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i]);
-  return Shape(dims);
+  return DepthwiseGradShapes{init.inputs[0].shape.ToShape(), init.inputs[1].shape.ToShape(), Shape(dims)};
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const KernelInit& init) {
   const Node& node = init.node;
-  if (init.inputs.size() != 3) return Decline("needs dY, X and w_shape");
-  if (init.inputs[0].dtype != DType::kFloat32 || init.inputs[1].dtype != DType::kFloat32)
-    return Decline("float32 dY and X only");
-  if (!init.inputs[0].shape.IsFullyKnown() || !init.inputs[1].shape.IsFullyKnown())
-    return Decline("shapes not known at plan time");
-  STRATA_ASSIGN_OR_RETURN(Shape w, DepthwiseFilterShape(init.inputs[2], Decline));
-  const Shape x = init.inputs[1].shape.ToShape(), y = init.inputs[0].shape.ToShape();
+  STRATA_ASSIGN_OR_RETURN(const DepthwiseGradShapes shapes, ReadDepthwiseGradShapes(init, Decline));
+  const Shape &x = shapes.x, &y = shapes.dy, &w = shapes.w;
   if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank()) return Decline("X and W must have rank 3 to 5");
   const int64_t group = node.GetInt("group", 1);
   if (group <= 1 || group != x[1] || w[0] != group || w[1] != 1) return Decline("not a depthwise convolution");

@@ -185,13 +185,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(
     return Decline("not a channels-last strata.ConvBackwardFilter");
   if (node.GetInts("nhwc_inputs", {0}) != std::vector<int64_t>{0, 1} || node.GetInt("nhwc_output", 1) != 0)
     return Decline("needs dY and X channels-last and a plain dW");
-  if (init.inputs.size() != 3) return Decline("needs dY, X and w_shape");
-  if (init.inputs[0].dtype != DType::kFloat32 || init.inputs[1].dtype != DType::kFloat32)
-    return Decline("float32 dY and X only");
-  if (!init.inputs[0].shape.IsFullyKnown() || !init.inputs[1].shape.IsFullyKnown())
-    return Decline("shapes not known at plan time");
-  STRATA_ASSIGN_OR_RETURN(Shape w, DepthwiseFilterShape(init.inputs[2], Decline));
-  const Shape x = init.inputs[1].shape.ToShape(), y = init.inputs[0].shape.ToShape();
+  STRATA_ASSIGN_OR_RETURN(const DepthwiseGradShapes shapes, ReadDepthwiseGradShapes(init, Decline));
+  const Shape &x = shapes.x, &y = shapes.dy, &w = shapes.w;
   if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4) return Decline("2-D convolutions only (dY, X and W of rank 4)");
   const int64_t c = x[3];
   if (node.GetInt("group", 1) != c || w[0] != c || w[1] != 1) return Decline("not a depthwise convolution");
