@@ -322,9 +322,11 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   if (f.intra_op_threads > 0) SetIntraOpThreads(f.intra_op_threads);
-  if (num_workers > 1 && chief)
+  if (num_workers > 1 && chief) {
+    const std::string algorithm = train::MpiCollective::IallreduceAlgorithm();
     LogInfo("multi_worker_mirrored: ", num_workers, " workers, global batch ", f.batch_size, " = ", num_workers, " x ",
-            f.batch_size / num_workers);
+            f.batch_size / num_workers, algorithm.empty() ? "" : StrCat(", gradient allreduce: ", algorithm));
+  }
   if (chief)
     LogInfo("strata train: model ", f.model_name, ", batch ", f.batch_size, ", ", f.epochs, " epochs, optimizer ",
             f.optimizer, ", lr ", f.learning_rate, " (", f.lr_schedule, "), intra-op threads ", IntraOpThreads(),

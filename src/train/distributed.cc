@@ -158,10 +158,33 @@ StatusOr<std::optional<TfConfigTask>> ParseTfConfig(std::string_view json) {
   return std::optional<TfConfigTask>(t);
 }
 
+std::string MpiCollective::IallreduceAlgorithm() {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return "";
+  std::string name;
+  int index = 0, count = 0, value = -1;
+  MPI_T_cvar_handle handle;
+  if (MPI_T_cvar_get_index("coll_libnbc_iallreduce_algorithm", &index) == MPI_SUCCESS &&
+      MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+    if (count == 1 && MPI_T_cvar_read(handle, &value) == MPI_SUCCESS) {
+      static const char* const kNames[] = {"chosen per call", "ring", "binomial", "rabenseifner", "recursive_doubling"};
+      name = value >= 0 && value < 5 ? kNames[value] : StrCat("algorithm ", value);
+    }
+    MPI_T_cvar_handle_free(&handle);
+  }
+  MPI_T_finalize();
+  return name;
+}
+
 StatusOr<std::shared_ptr<MpiCollective>> MpiCollective::Create(MpiOptions options) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+#ifdef OPEN_MPI
+    // Ring allreduce for the buckets, unless the user chose an algorithm (IallreduceAlgorithm): Open MPI reads its
+    // parameters from the environment when it initializes, and `mpirun --mca` passes them the same way.
+    setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "ring", /*overwrite=*/0);
+#endif
     int provided = 0;
     if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
       return UnavailableError("MPI_Init_thread failed: start the workers with mpirun, srun or the MPI Operator");
@@ -269,9 +292,11 @@ Status MpiCollective::WaitAll(void* requests, int n, std::string_view what) {
 //
 // Every worker must make the same MPI calls in the same order: pieces start in bucket order (Start, called at the
 // same point of the step on every worker); under `deterministic` the broadcasts start only in Finish, after every
-// bucket has started, in piece order, each once its own and every earlier piece's reduction is complete. The
-// pieces change no result bit: the sum is elementwise, and the cut is the same on every worker and in both of the
-// Trainer's paths (overlapped or not).
+// bucket has started, in piece order, each once its own and every earlier piece's reduction is complete. The cut
+// is the same on every worker and in both of the Trainer's paths (overlapped or not), so both give the same bits.
+// Under `deterministic` the pieces change no bit at all (rank-order sums); under MPI_SUM with more than 2 ranks the
+// order of an element's additions is the allreduce algorithm's, and ring's depends on where the element falls in
+// its piece: another chunk_bytes may change the last bits.
 class MpiCollective::Chunked {
  public:
   Chunked(MpiCollective* c, float scale, std::string_view what) : c_(c), scale_(scale), what_(what) {}

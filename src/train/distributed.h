@@ -55,6 +55,14 @@ class MpiCollective final : public Collective {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  // The algorithm of Open MPI's non-blocking allreduce (its libnbc component: the gradient buckets' reductions), as
+  // Open MPI reports it through the MPI tool interface: "ring", "binomial", "rabenseifner", "recursive_doubling", or
+  // "chosen per call" (libnbc's own rule). Create makes it ring unless the user chose one
+  // (OMPI_MCA_coll_libnbc_iallreduce_algorithm, `mpirun --mca coll_libnbc_iallreduce_algorithm`): libnbc's rule
+  // takes binomial (a reduce to one rank, then a broadcast) below 4 ranks, which reduced the buckets of a 2-worker
+  // step at half the bandwidth of a blocking MPI_Allreduce (BENCHMARKS.md "Multi-worker training"). Empty where the
+  // MPI library is not Open MPI or does not say.
+  static std::string IallreduceAlgorithm();
   Status AllReduceMean(const std::vector<Tensor*>& tensors, std::string_view what) override;
   Status Broadcast(const std::vector<Tensor*>& tensors, int root, std::string_view what) override;
   Status AllReduceMean(std::vector<double>* values, std::string_view what) override;
