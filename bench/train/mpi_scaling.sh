@@ -9,7 +9,10 @@
 # (docs/training.md "Waiting"); the CPU per step behind the efficiency is broken down in BENCHMARKS.md.
 # usage: bench/train/mpi_scaling.sh [BUILD] [ROUNDS] [MODELS]
 #   BUILD (default build), ROUNDS (default 3), MODELS (default "cnn_small resnet18"); env DATA_DIR (default
-#   /usr/share/datasets/fashion-mnist), CNN_STEPS (default 150), RESNET_STEPS (default 10).
+#   /usr/share/datasets/fashion-mnist), CNN_STEPS (default 400), RESNET_STEPS (default 10).
+# After each model's rounds: the median efficiencies over the rounds (a single round moves by several points on a
+# VM: one worker delayed for a millisecond delays the other at the next allreduce, while the 1x1 run's disturbances
+# land on the idle core).
 set -euo pipefail
 BUILD=${1:-build}
 ROUNDS=${2:-3}
@@ -28,10 +31,11 @@ echo "|---|---|---|---|---|---|---|---|---|"
 ips() { grep -o '[0-9.]* images/s' "$1" | head -1 | cut -d' ' -f1; }
 share() { grep -o 'communication not overlapped.*(\([0-9.]*%\))' "$1" | grep -o '[0-9.]*%' | tail -1; }
 for model in $MODELS; do
-  steps=${CNN_STEPS:-150}
+  steps=${CNN_STEPS:-400}
   [ "$model" = resnet18 ] && steps=${RESNET_STEPS:-10}
   FLAGS=(--data_dir "$DATA_DIR" --model_name "$model" --epochs 1 --steps_per_epoch "$steps" --intra_op_threads 1
          --verbose 2 --overwrite)
+  effs_f=() effs_t=()
   for r in $(seq 1 "$ROUNDS"); do
     "$STRATA" train "${FLAGS[@]}" --batch_size 64 --checkpoint_dir "$OUT/c1" > "$OUT/1.log" 2>&1 \
       || { tail "$OUT/1.log"; exit 1; }
@@ -43,5 +47,8 @@ for model in $MODELS; do
     eff() { awk -v a="$1" -v b="$one" 'BEGIN { printf "%.2f", a / 2 / b }'; }
     echo "| $model | $r | $one | $nf | $nt | $(eff "$nf") | $(eff "$nt") | $(share "$OUT/2false.log") | $(share "$OUT/2true.log") |"
     grep -h '^gradient buckets:' "$OUT/2true.log" | sed 's/^/    overlap: /' >&2
+    effs_f+=("$(eff "$nf")") effs_t+=("$(eff "$nt")")
   done
+  median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+  echo "| $model | median of $ROUNDS | | | | $(median "${effs_f[@]}") | $(median "${effs_t[@]}") | | |"
 done
