@@ -172,6 +172,22 @@ bool IsAnchor(const Node& n, const InferredGraph& types, std::vector<int>* nhwc_
   return false;
 }
 
+// A value of one element whatever its layout (rank at most 4, every dim 1), computed or constant: the mean
+// gradient's divisor (the pooled area, computed when the batch is not known at autodiff time) broadcasts the same
+// over NHWC as over NCHW.
+bool IsScalar(const InferredGraph& types, const std::string& v) {
+  const ops::ValueType* t = passes::TypeOf(types, v);
+  if (t == nullptr || !t->shape.rank_known || t->shape.rank() > 4) return false;
+  for (const Dim& d : t->shape.dims)
+    if (d.value != 1) return false;
+  return true;
+}
+
+bool IsScalarConstant(const Graph& g, const std::string& v) {
+  const Tensor* t = passes::FindConstant(g, v);
+  return t != nullptr && t->num_elements() == 1 && t->rank() <= 4;
+}
+
 // 4-D values with one element per sample ([N, 1, 1, 1]): the same bytes and the same broadcast over NHWC as over
 // NCHW. Stochastic depth's per-sample scale (Keras's Dropout with noise_shape (None, 1, 1, 1)) is one; without this
 // its Mul, and the residual Add after it, split every such block's region in the forward and the backward pass. Its
@@ -216,7 +232,8 @@ std::unordered_set<std::string> PerSampleValues(const Graph& g, const InferredGr
 }
 
 // 4-D values [N, C, 1, 1] (their transpose to NHWC is a view): typed so, or a Reshape to the computed Shape of such a
-// value (global pooling's gradient dY, reshaped back from squeeze-and-excite's flat [N, C] by autodiff).
+// value (global pooling's gradient dY, reshaped back from squeeze-and-excite's flat [N, C] by autodiff), and such a
+// value times or divided by a one-element one.
 std::unordered_set<std::string> PooledValues(const Graph& g, const InferredGraph& types,
                                              const std::unordered_map<std::string, std::string>& shape_of) {
   const auto typed = [&](const std::string& v) {
@@ -232,25 +249,12 @@ std::unordered_set<std::string> PooledValues(const Graph& g, const InferredGraph
     } else if (n.domain.empty() && n.op_type == "Reshape" && n.inputs.size() == 2) {
       auto it = shape_of.find(n.inputs[1]);
       if (it != shape_of.end() && typed(it->second)) out.insert(n.outputs[0]);
+    } else if (n.domain.empty() && (n.op_type == "Div" || n.op_type == "Mul") && n.inputs.size() == 2 &&
+               out.count(n.inputs[0]) && (IsScalarConstant(g, n.inputs[1]) || IsScalar(types, n.inputs[1]))) {
+      out.insert(n.outputs[0]);  // ... divided by the pooled area
     }
   }
   return out;
-}
-
-// A value of one element whatever its layout (rank at most 4, every dim 1), computed or constant: the mean
-// gradient's divisor (the pooled area, computed when the batch is not known at autodiff time) broadcasts the same
-// over NHWC as over NCHW.
-bool IsScalar(const InferredGraph& types, const std::string& v) {
-  const ops::ValueType* t = passes::TypeOf(types, v);
-  if (t == nullptr || !t->shape.rank_known || t->shape.rank() > 4) return false;
-  for (const Dim& d : t->shape.dims)
-    if (d.value != 1) return false;
-  return true;
-}
-
-bool IsScalarConstant(const Graph& g, const std::string& v) {
-  const Tensor* t = passes::FindConstant(g, v);
-  return t != nullptr && t->num_elements() == 1 && t->rank() <= 4;
 }
 
 // Ops that take a region value and an input 1 that names its axes in NCHW order, and are layout-free once that input
