@@ -21,6 +21,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   // activation
   add("", {"Elu", "HardSigmoid", "HardSwish", "LeakyRelu", "Relu", "Selu", "Sigmoid", "Softplus", "Tanh"},
       onednn::CreateEltwise);
+  add("strata", {"Swish"}, onednn::CreateEltwise);
   // math
   add("", {"Abs", "Clip", "Exp", "Log", "Neg", "Pow", "Sqrt"}, onednn::CreateEltwise);
   add("", {"Add", "Div", "Max", "Min", "Mul", "Sub"}, onednn::CreateBinary);
@@ -64,7 +65,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("strata", {"ConvBackwardData"}, onednn::CreateConvBackwardData);
   add("strata", {"ConvBackwardFilter"}, onednn::CreateConvBackwardFilter);
   r->AddKernel("strata", "ConvBackwardFilter", KernelEntry{"cpu", cpu::CreateDepthwiseConvBackwardFilter});
-  add("strata", {"GeluGrad", "HardSwishGrad", "ReluGrad", "SigmoidGrad", "TanhGrad"}, onednn::CreateEltwiseGrad);
+  add("strata", {"GeluGrad", "HardSwishGrad", "ReluGrad", "SigmoidGrad", "SwishGrad", "TanhGrad"}, onednn::CreateEltwiseGrad);
   add("strata", {"AveragePoolGrad", "MaxPoolGrad"}, onednn::CreatePoolGrad);
   add("strata", {"LogSoftmaxGrad", "SoftmaxGrad"}, onednn::CreateSoftmaxGrad);
 }

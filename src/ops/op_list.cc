@@ -19,6 +19,7 @@ void RegisterShrink(OpRegistry* r);
 void RegisterSigmoid(OpRegistry* r);
 void RegisterSoftplus(OpRegistry* r);
 void RegisterSoftsign(OpRegistry* r);
+void RegisterSwish(OpRegistry* r);  // strata.Swish
 void RegisterTanh(OpRegistry* r);
 void RegisterThresholdedRelu(OpRegistry* r);
 
@@ -37,6 +38,7 @@ static void RegisterActivationFamily(OpRegistry* r) {
   RegisterSigmoid(r);
   RegisterSoftplus(r);
   RegisterSoftsign(r);
+  RegisterSwish(r);
   RegisterTanh(r);
   RegisterThresholdedRelu(r);
 }
@@ -103,6 +105,7 @@ void RegisterNegativeLogLikelihoodLossGrad(OpRegistry* r);
 void RegisterReduceSumTo(OpRegistry* r);
 void RegisterReluGrad(OpRegistry* r);
 void RegisterSigmoidGrad(OpRegistry* r);
+void RegisterSwishGrad(OpRegistry* r);
 void RegisterSoftmaxCrossEntropyLossGrad(OpRegistry* r);
 void RegisterSoftmaxGrad(OpRegistry* r);
 void RegisterTanhGrad(OpRegistry* r);
@@ -123,6 +126,7 @@ static void RegisterGradFamily(OpRegistry* r) {
   RegisterReduceSumTo(r);
   RegisterReluGrad(r);
   RegisterSigmoidGrad(r);
+  RegisterSwishGrad(r);
   RegisterSoftmaxCrossEntropyLossGrad(r);
   RegisterSoftmaxGrad(r);
   RegisterTanhGrad(r);

@@ -165,6 +165,74 @@ TEST(ChannelsLastTest, SqueezeExciteBlockTrainsInOneRegion) {
   EXPECT_EQ(dw_filter_grads, 1);
 }
 
+// The training graph of an EfficientNetV2 style block with an unknown batch: strata.Swish, squeeze-and-excite whose
+// pooled value goes through Flatten and a Reshape, stochastic depth's per-sample scale (ConstantOfShape of the batch
+// size and [1, 1, 1], then strata.SeededDropout, as nn::Dropout writes it: typed only as 4-D) times the block, and a
+// residual Add. The Swish and its SwishGrad, the per-sample Muls and the Add, global pooling's gradient (an Expand,
+// to the computed Shape of a region value, of the Reshape of dY divided by the pooled area, a ratio of Sizes, Size
+// reading the channels-last value) all stay in the region: the only full-size Transposes are x in, y out and the
+// loss gradient in.
+TEST(ChannelsLastTest, SwishStochasticDepthAndPoolingGradientStayInTheRegion) {
+  GraphBuilder b;
+  graph::AttributeMap one;
+  one["value"] = graph::Attribute::TensorValue(Tensor::FromVector<float>({1.0f}, Shape{1}));
+  b.Input("x", {Dim::Symbol("batch"), 8, 6, 6})
+      .Input("seed", {}, DType::kInt64)
+      .Constant("w1", RandomF({8, 8, 3, 3}, 1, -0.3f, 0.3f))
+      .Constant("w_se", RandomF({8, 8, 1, 1}, 2, -0.5f, 0.5f))
+      .Constant("w2", RandomF({8, 8, 3, 3}, 3, -0.3f, 0.3f))
+      .Constant("zero", I64({0}, {1}))
+      .Constant("first", I64({1}, {1}))
+      .Constant("ones3", I64({1, 1, 1}, {3}))
+      .Node("Conv", {"x", "w1"}, {"c"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Node("Swish", {"c"}, {"sw"})
+      .Node("GlobalAveragePool", {"sw"}, {"gp"})
+      .Node("Flatten", {"gp"}, {"flat"})
+      .Node("Shape", {"gp"}, {"gp_shape"})
+      .Node("Reshape", {"flat", "gp_shape"}, {"u"})
+      .Node("Conv", {"u", "w_se"}, {"se"})
+      .Node("Sigmoid", {"se"}, {"gate"})
+      .Node("Mul", {"sw", "gate"}, {"e"})
+      .Node("Shape", {"e"}, {"e_shape"})
+      .Node("Slice", {"e_shape", "zero", "first"}, {"batch"})
+      .Node("Concat", {"batch", "ones3"}, {"mask_shape"}, {{"axis", AInt(0)}})
+      .Node("ConstantOfShape", {"mask_shape"}, {"ones"}, one)
+      .Node("SeededDropout", {"ones", "seed"}, {"scale", "mask"}, {{"rate", AFloat(0.5f)}}, 1)
+      .Node("Mul", {"e", "scale"}, {"d"})
+      .Node("Add", {"d", "c"}, {"r"})
+      .Node("Conv", {"r", "w2"}, {"y"}, {{"pads", AInts({1, 1, 1, 1})}})
+      .Node("ReduceSum", {"y"}, {"loss"}, {{"keepdims", AInt(0)}});
+  graph::Model model = b.model();
+  model.opset_imports["strata"] = 1;
+  for (graph::Node& n : model.graph.nodes)
+    if (n.op_type == "Swish" || n.op_type == "SeededDropout") n.domain = "strata";
+  std::map<std::string, std::string> grads;
+  const std::vector<std::string> params = {"w1", "w_se", "w2"};
+  ASSERT_TRUE(graph::BuildGradients(&model.graph, "loss", params, {}, &grads).ok());
+  for (const std::string& w : params) model.graph.outputs.push_back({grads.at(w), DType::kUndefined, {}});
+  const std::map<std::string, int> before = OpCounts(model.graph);
+  EXPECT_EQ(before.count("strata.SwishGrad"), 1u);
+  EXPECT_EQ(before.count("Size"), 1u);  // the pooled area, from Size(sw) / Size(gp): the batch is unknown
+  auto passes = [](graph::Graph* h) -> Status {
+    STRATA_RETURN_IF_ERROR(graph::FoldConstants(h));
+    return ConvertToChannelsLast(h);
+  };
+  graph::Graph g = CheckPass(model, {{"x", RandomF({3, 8, 6, 6}, 10)}, {"seed", I64({7}, {})}}, passes, 1e-3, 1e-4);
+  if (ops::OpRegistry::Global().Find("strata", "ChannelsLast")->kernels.empty()) return;  // the pass did nothing
+  std::vector<std::string> transposes;
+  for (const graph::Node& n : g.nodes)
+    if (n.op_type == "Transpose") transposes.push_back(n.inputs[0] + " -> " + n.outputs[0]);
+  // Full size: x in, y out, the loss gradient's Expand in. [N, C, 1, 1] views: gp out (to Flatten), u in (the SE
+  // convolution), the SE gradient out (to the Reshapes) and back in (to the pooling gradient's Expand).
+  EXPECT_EQ(transposes.size(), 7u) << ::testing::PrintToString(transposes);
+  for (const std::string& t : transposes) {
+    EXPECT_EQ(t.find("Swish"), std::string::npos) << t;
+    EXPECT_EQ(t.find("sw ->"), std::string::npos) << t;
+    EXPECT_EQ(t.find("ReduceSumTo"), std::string::npos) << t;
+    EXPECT_NE(t.rfind("r ", 0), 0u) << t;
+  }
+}
+
 // An elementwise op whose other operand is a computed one-element value (the mean gradient's divisor when the batch
 // is not known at autodiff time) joins the region; a computed per-channel value does not.
 TEST(ChannelsLastTest, ComputedScalarOperandsJoin) {

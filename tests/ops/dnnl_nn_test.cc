@@ -1,6 +1,7 @@
 // oneDNN kernels for the nn family (Conv, ConvTranspose, strata.FusedConv, Gemm, strata.FusedGemm, pools,
 // BatchNormalization, LRN, Softmax/LogSoftmax) against the reference kernels (tests/ops/op_harness.h). Every row
 // names the kernel it is about: the row fails when dnnl declines it (or, for expect_decline rows, accepts it).
+#include <algorithm>
 #include <cmath>
 
 #include "ops/dnnl/dnnl_common.h"
@@ -627,6 +628,61 @@ OpCase BackwardRow(std::string label, bool data, std::vector<int64_t> x, std::ve
   }
   if (!data) row.num_outputs = 2;  // dW and dB
   return Winograd(std::move(row));
+}
+
+// The steps (oneDNN implementations, in order) of the channels-last backward kernel of a convolution with X [N, H, W,
+// C] and W [M, C, k, k] at `stride`.
+std::string ChannelsLastBackwardSteps(bool data, std::vector<int64_t> x, std::vector<int64_t> w, int64_t stride) {
+  const int64_t oh = (x[1] - w[2]) / stride + 1, ow = (x[2] - w[3]) / stride + 1;
+  graph::Node node;
+  node.op_type = "ChannelsLast";
+  node.domain = "strata";
+  node.opset = 17;
+  node.inputs = {"dy", data ? "w" : "x", "shape"};
+  node.outputs = {data ? "dx" : "dw"};
+  node.attrs = {{"op", AString(data ? "ConvBackwardData" : "ConvBackwardFilter")},
+                {"op_domain", AString("strata")},
+                {"strides", AInts({stride, stride})}};
+  if (!data) node.attrs["nhwc_inputs"] = AInts({0, 1}), node.attrs["nhwc_output"] = AInt(0);
+  const Tensor shape = I64(data ? std::vector<int64_t>{x[0], x[3], x[1], x[2]} : w, {4});
+  const std::vector<ops::ValueType> in = {
+      {DType::kFloat32, PartialShape::Of(Shape({x[0], oh, ow, w[0]}))},
+      {DType::kFloat32, PartialShape::Of(data ? Shape(w) : Shape(x))},
+      {DType::kInt64, PartialShape::Of(Shape({4})), &shape}};
+  const std::vector<ops::ValueType> out = {{DType::kFloat32, PartialShape::Of(data ? Shape(x) : Shape(w))}};
+  auto k = ops::onednn::CreateChannelsLast(ops::KernelInit{.node = node, .inputs = in, .outputs = out});
+  if (!k.ok()) return "declined: " + k.status().ToString();
+  const auto* pk = dynamic_cast<const ops::onednn::PrimitiveKernel*>(k->get());
+  return pk == nullptr ? "not a PrimitiveKernel" : pk->StepImpls();
+}
+
+// Steps besides the convolution itself: the reorders (oneDNN names them by implementation only, e.g. "jit:uni").
+int Reorders(const std::string& steps) { return static_cast<int>(std::count(steps.begin(), steps.end(), ',')); }
+
+// Channels-last 1x1 backward convolutions run oneDNN's jit_1x1 on the nhwc activations as they are: no reorder of
+// dY and dX (backward data) or dY and X (backward weights), only of the weights (W in, dW out); a 3x3 layer still
+// goes through the blocked layouts (dY and dX or X reordered too). Values against the reference, strides 1 and 2.
+TEST(DnnlConvImplTest, ChannelsLastOneByOneBackwardReadsNhwcDirectly) {
+  for (bool data : {true, false}) {
+    SCOPED_TRACE(data ? "backward data" : "backward weights");
+    for (int64_t stride : {1, 2}) {
+      const std::string steps = ChannelsLastBackwardSteps(data, {2, 14, 14, 64}, {96, 64, 1, 1}, stride);
+      EXPECT_NE(steps.find("jit_1x1"), std::string::npos) << steps;
+      EXPECT_EQ(Reorders(steps), 1) << steps;
+    }
+    const std::string three = ChannelsLastBackwardSteps(data, {2, 14, 14, 64}, {32, 64, 3, 3}, 1);
+    EXPECT_GE(Reorders(three), 3) << three;
+    const AttributeMap stride2 = {{"strides", AInts({2, 2})}};
+    for (OpCase row : {BackwardRow("1x1 channels-last", data, {2, 48, 9, 10}, {32, 48, 1, 1}, {2, 32, 9, 10}, {}, true),
+                       BackwardRow("1x1 stride 2 channels-last", data, {2, 48, 9, 10}, {32, 48, 1, 1}, {2, 32, 5, 5},
+                                   stride2, true)}) {
+      row.kernel_name = "dnnl";  // direct, not Winograd
+      row.fast_tol_of_max = 0;
+      row.rtol = 1e-4;
+      row.atol = 1e-5;
+      RunOpCase(row);
+    }
+  }
 }
 
 TEST(DnnlWinogradTest, Backward) {

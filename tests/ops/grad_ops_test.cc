@@ -74,6 +74,42 @@ TEST(GradOpsTest, ActivationGrads) {
   RunOpCase(c);
 }
 
+// strata.Swish(X) = X sigmoid(X) and strata.SwishGrad(dY, X) = dY (s + X s (1 - s)), s = sigmoid(X): values worked by
+// hand (sigmoid(1) = 0.7310586, sigmoid(2) = 0.8807971), the oneDNN kernels against the reference on a 4-D tensor
+// over [-8, 8], and finite-difference checks of Swish's gradient (which is SwishGrad) and of SwishGrad's own.
+TEST(GradOpsTest, Swish) {
+  OpCase c = S("swish values", "Swish");
+  c.inputs = {F({0, 1, -1, 2, -20, 20}, {6})};
+  c.expected = {F({0, 0.7310586f, -0.26894142f, 1.7615942f, -4.1223073e-8f, 20}, {6})};
+  RunOpCase(c);
+  // f'(0) = 1/2, f'(1) = s + s (1 - s) = 0.9276705, f'(-1) = 0.0723295, f'(2) = 1.0907843; dY = 2.
+  c = S("swish gradient values", "SwishGrad");
+  c.inputs = {F({2, 2, 2, 2, 2, 2}, {6}), F({0, 1, -1, 2, -40, 40}, {6})};
+  c.expected = {F({1, 1.855341f, 0.14465898f, 2.1815686f, 0, 2}, {6})};
+  RunOpCase(c);
+  c = S("swish float32 kernel", "Swish");
+  c.kernel = "dnnl";
+  c.inputs = {RandomF({4, 8, 5, 5}, 7, -8.f, 8.f)};
+  RunOpCase(c);
+  c = S("swish gradient float32 kernel", "SwishGrad");
+  c.kernel = "dnnl";
+  c.inputs = {RandomF({4, 8, 5, 5}, 8), RandomF({4, 8, 5, 5}, 9, -8.f, 8.f)};
+  RunOpCase(c);
+  c = S("swish first derivative", "Swish");
+  c.inputs = {D({-4, -1.5, -0.2, 0, 0.7, 3}, {6})};
+  c.grad_inputs = {0};
+  RunOpCase(c);
+  c = S("swish second derivatives", "SwishGrad");
+  c.inputs = {RD({6}, 3), D({-4, -1.5, -0.2, 0, 0.7, 3}, {6})};
+  c.grad_inputs = {0, 1};
+  RunOpCase(c);
+  c = S("swish gradient shapes differ", "SwishGrad");
+  c.inputs = {F({1, 2}, {2}), F({1, 2, 3}, {3})};
+  c.expect_error = StatusCode::kInvalidArgument;
+  c.error_substr = "must have one shape";
+  RunOpCase(c);
+}
+
 TEST(GradOpsTest, GatherGrad) {
   OpCase c = S("rows accumulate", "GatherGrad");
   c.inputs = {F({1, 2, 3, 4, 5, 6}, {3, 2}), I64({2, 0, -1}, {3}), I64({3, 2}, {2})};

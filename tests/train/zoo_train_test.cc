@@ -53,5 +53,46 @@ TEST(ZooTrainTest, ApplicationsTrainAFewSteps) {
   }
 }
 
+// Keras's swish (x * sigmoid(x), as layers write it) trains as one strata.Swish with one strata.SwishGrad: no Sigmoid,
+// SigmoidGrad or Sum left in the training graph of a Conv2D(activation="swish") followed by Activation("swish"), and
+// the loss still goes down. (The ops' values and gradients: GradOpsTest.Swish; whole models against Keras: the zoo
+// peer tests.)
+TEST(ZooTrainTest, SwishTrainsAsOneOpEachWay) {
+  auto in = nn::Input({6, 6, 3}, "input_image");
+  auto x = nn::Conv2D(4, 3, {.activation = "swish", .name = "c"})(in);
+  x = nn::Activation("swish", "a")(x);
+  x = nn::Flatten()(x);
+  auto logits = nn::Dense(2, {.name = "head"})(x);
+  nn::Model model({in}, {{"logits", logits}}, "swish");
+  CompileOptions c;
+  c.loss["logits"] = nn::Loss::SparseCategoricalCrossentropy(true);
+  c.optimizer = "sgd";
+  c.optimizer_config.learning_rate = optim::ConstantLR(0.05);
+  auto t = Trainer::Create(&model, c, {.seed = 1});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  Rng rng(5);
+  Tensor images = Tensor::Empty(DType::kFloat32, Shape{4, 6, 6, 3});
+  for (int i = 0; i < 4 * 6 * 6 * 3; ++i) images.data<float>()[i] = rng.Normal() + ((i / 108) % 2 ? 1.0f : -1.0f);
+  data::Element batch;
+  batch.Set("input_image", images);
+  batch.Set("label", Tensor::FromVector<int64_t>({0, 1, 0, 1}));
+  std::vector<double> losses;
+  for (int step = 0; step < 5; ++step) {
+    auto logs = (*t)->TrainOnBatch(batch);
+    ASSERT_TRUE(logs.ok()) << logs.status().ToString();
+    losses.push_back(*logs->Find("loss"));
+  }
+  EXPECT_LT(losses.back(), losses.front());
+  const graph::Model* g = (*t)->training_graph();
+  ASSERT_NE(g, nullptr);
+  std::map<std::string, int> ops;
+  for (const graph::Node& n : g->graph.nodes) ops[n.domain + ":" + n.op_type]++;
+  EXPECT_EQ(ops["strata:Swish"], 2);
+  EXPECT_EQ(ops["strata:SwishGrad"], 2);
+  EXPECT_EQ(ops[":Sigmoid"], 0);
+  EXPECT_EQ(ops["strata:SigmoidGrad"], 0);
+  EXPECT_EQ(ops[":Sum"], 0);
+}
+
 }  // namespace
 }  // namespace strata::train

@@ -36,7 +36,12 @@ constexpr std::string_view kElementwiseOps[] = {
 bool IsElementwiseGrad(const Node& n) {
   return n.domain == kStrataDomain && n.inputs.size() == 2 &&
          (n.op_type == "ReluGrad" || n.op_type == "SigmoidGrad" || n.op_type == "TanhGrad" ||
-          n.op_type == "HardSwishGrad" || n.op_type == "HardSigmoidGrad");
+          n.op_type == "HardSwishGrad" || n.op_type == "HardSigmoidGrad" || n.op_type == "SwishGrad");
+}
+
+// strata-domain elementwise activations (strata.Swish, which training graphs write for x * sigmoid(x)).
+bool IsStrataActivation(const Node& n) {
+  return n.domain == kStrataDomain && n.op_type == "Swish" && n.inputs.size() == 1;
 }
 
 // strata.FusedElementwise: a chain of broadcasting elementwise ops, as layout-blind as they are when every input is a
@@ -183,6 +188,75 @@ bool IsScalarConstant(const Graph& g, const std::string& v) {
   return t != nullptr && t->num_elements() == 1 && t->rank() <= 4;
 }
 
+// 4-D values with one element per sample ([N, 1, 1, 1]): the same bytes and the same broadcast over NHWC as over
+// NCHW. Stochastic depth's per-sample scale (Keras's Dropout with noise_shape (None, 1, 1, 1)) is one; without this
+// its Mul, and the residual Add after it, split every such block's region in the forward and the backward pass. Its
+// shape is computed (Concat of the batch size and [1, 1, 1]: type inference sees only a 4-D value), so besides the
+// values typed [N, 1, 1, 1] this follows ConstantOfShape of such a Concat and the strata.SeededDropout of one.
+std::unordered_set<std::string> PerSampleValues(const Graph& g, const InferredGraph& types) {
+  std::unordered_set<std::string> out;
+  const auto typed = [&](const std::string& v) {
+    const ops::ValueType* t = passes::TypeOf(types, v);
+    if (t == nullptr || !t->shape.rank_known || t->shape.rank() != 4) return false;
+    for (int i = 1; i < 4; ++i)
+      if (t->shape.dims[i].value != 1) return false;
+    return true;
+  };
+  const auto one_element = [&](const std::string& v) {
+    const ops::ValueType* t = passes::TypeOf(types, v);
+    return t != nullptr && t->shape.rank_known && t->shape.rank() == 1 && t->shape.dims[0].value == 1;
+  };
+  std::unordered_set<std::string> batch_ones;  // int64 [n, 1, 1, 1] shapes
+  for (const Node& n : g.nodes) {
+    if (n.outputs.empty() || n.outputs[0].empty()) continue;
+    if (n.domain.empty() && n.op_type == "Concat" && n.GetInt("axis", -1) == 0 && n.inputs.size() == 2 &&
+        one_element(n.inputs[0])) {
+      const Tensor* c = passes::FindConstant(g, n.inputs[1]);
+      if (c != nullptr && c->dtype() == DType::kInt64 && c->rank() == 1 && c->num_elements() == 3 &&
+          std::all_of(c->data<int64_t>(), c->data<int64_t>() + 3, [](int64_t d) { return d == 1; }))
+        batch_ones.insert(n.outputs[0]);
+    } else if (n.domain.empty() && n.op_type == "ConstantOfShape" && n.inputs.size() == 1 &&
+               batch_ones.count(n.inputs[0])) {
+      out.insert(n.outputs[0]);
+    } else if (n.domain == kStrataDomain && n.op_type == "SeededDropout" && !n.inputs.empty() &&
+               out.count(n.inputs[0])) {
+      for (const std::string& o : n.outputs)
+        if (!o.empty()) out.insert(o);
+    }
+    for (const std::string& o : n.outputs)
+      if (!o.empty() && typed(o)) out.insert(o);
+  }
+  for (const ValueInfo& vi : g.inputs)
+    if (typed(vi.name)) out.insert(vi.name);
+  return out;
+}
+
+// 4-D values [N, C, 1, 1] (their transpose to NHWC is a view): typed so, or a Reshape to the computed Shape of such a
+// value (global pooling's gradient dY, reshaped back from squeeze-and-excite's flat [N, C] by autodiff), and such a
+// value times or divided by a one-element one.
+std::unordered_set<std::string> PooledValues(const Graph& g, const InferredGraph& types,
+                                             const std::unordered_map<std::string, std::string>& shape_of) {
+  const auto typed = [&](const std::string& v) {
+    const ops::ValueType* t = passes::TypeOf(types, v);
+    return t != nullptr && t->shape.rank_known && t->shape.rank() == 4 && t->shape.dims[2].value == 1 &&
+           t->shape.dims[3].value == 1;
+  };
+  std::unordered_set<std::string> out;
+  for (const Node& n : g.nodes) {
+    if (!OnlyOutput0(n)) continue;
+    if (typed(n.outputs[0])) {
+      out.insert(n.outputs[0]);
+    } else if (n.domain.empty() && n.op_type == "Reshape" && n.inputs.size() == 2) {
+      auto it = shape_of.find(n.inputs[1]);
+      if (it != shape_of.end() && typed(it->second)) out.insert(n.outputs[0]);
+    } else if (n.domain.empty() && (n.op_type == "Div" || n.op_type == "Mul") && n.inputs.size() == 2 &&
+               out.count(n.inputs[0]) && (IsScalarConstant(g, n.inputs[1]) || IsScalar(types, n.inputs[1]))) {
+      out.insert(n.outputs[0]);  // ... divided by the pooled area
+    }
+  }
+  return out;
+}
+
 // Ops that take a region value and an input 1 that names its axes in NCHW order, and are layout-free once that input
 // is permuted to NHWC (role kPermuted; `values` gets a constant input 1, and stays empty for a computed shape, which
 // the rewrite permutes with a Gather):
@@ -191,15 +265,24 @@ bool IsScalarConstant(const Graph& g, const std::string& v) {
 //  - strata.ReduceSumTo and Expand to a 4-D shape, constant or computed: the gradients of broadcasting Muls
 //    (squeeze-and-excite's [N, C, 1, 1] scale; swish's x * sigmoid(x), where the "reduction" is to the same shape,
 //    a view) and of GlobalAveragePool. Without this each of them transposed its full-size input out of the region and
-//    back.
+//    back. An Expand also joins with an input from outside the region when that input is [N, C, 1, 1] (its
+//    transpose in is a view) and it expands to the computed Shape of a region value: GlobalAveragePool's gradient,
+//    whose dY comes back through squeeze-and-excite's Reshapes outside the region.
 bool IsPermutedConstantOp(const Graph& g, const Node& n, const InferredGraph& types,
-                          const std::unordered_set<std::string>& region, std::vector<int64_t>* values) {
-  if (!OnlyOutput0(n) || n.inputs.size() < 2 || region.count(n.inputs[0]) == 0 || !Is4DFloat(types, n.outputs[0]))
-    return false;
+                          const std::unordered_set<std::string>& region,
+                          const std::unordered_map<std::string, std::string>& shape_of,
+                          const std::unordered_set<std::string>& pooled, std::vector<int64_t>* values) {
+  if (!OnlyOutput0(n) || n.inputs.size() < 2 || !Is4DFloat(types, n.outputs[0])) return false;
   const bool pad = n.domain.empty() && n.op_type == "Pad";
   const bool to_shape =
       (n.domain.empty() && n.op_type == "Expand") || (n.domain == kStrataDomain && n.op_type == "ReduceSumTo");
   if (!pad && !to_shape) return false;
+  if (region.count(n.inputs[0]) == 0) {
+    auto shape = shape_of.find(n.inputs[1]);
+    const bool pooled_in = n.op_type == "Expand" && Is4DFloat(types, n.inputs[0]) && pooled.count(n.inputs[0]) &&
+                           shape != shape_of.end() && region.count(shape->second) > 0;
+    if (!pooled_in) return false;
+  }
   const Tensor* c = passes::FindConstant(g, n.inputs[1]);
   if (c != nullptr) {
     if (c->dtype() != DType::kInt64 || c->rank() != 1) return false;
@@ -242,6 +325,13 @@ Status ConvertToChannelsLast(Graph* g) {
   std::vector<std::vector<int>> nhwc_inputs(n);
   std::vector<bool> nhwc_output(n, true);
   std::unordered_set<std::string> region;         // values (original names) held channels-last
+  std::unordered_map<std::string, std::string> shape_of;  // the output of a plain Shape node -> its input
+  const std::unordered_set<std::string> per_sample = PerSampleValues(*g, types);
+  for (const Node& node : g->nodes)
+    if (node.domain.empty() && node.op_type == "Shape" && node.inputs.size() == 1 && OnlyOutput0(node) &&
+        !node.HasAttr("start") && !node.HasAttr("end"))
+      shape_of[node.outputs[0]] = node.inputs[0];
+  const std::unordered_set<std::string> pooled = PooledValues(*g, types, shape_of);
   std::vector<std::vector<int64_t>> permuted(n);  // kPermuted: the constant pads or shape, NCHW order (or none)
   bool any_conv = false;
   for (size_t i = 0; i < n; ++i) {
@@ -253,18 +343,21 @@ Status ConvertToChannelsLast(Graph* g) {
     } else if (IsGradAnchor(*g, node, types, region, &nhwc_inputs[i], &out_nhwc)) {
       role[i] = Role::kAnchor;
       nhwc_output[i] = out_nhwc;
-    } else if (IsPermutedConstantOp(*g, node, types, region, &permuted[i])) {
+    } else if (IsPermutedConstantOp(*g, node, types, region, shape_of, pooled, &permuted[i])) {
       role[i] = Role::kPermuted;
       nhwc_inputs[i] = {0};
-    } else if ((node.domain.empty() || IsElementwiseGrad(node) || IsFusedElementwise(node)) && OnlyOutput0(node) &&
+    } else if ((node.domain.empty() || IsElementwiseGrad(node) || IsFusedElementwise(node) ||
+                IsStrataActivation(node)) &&
+               OnlyOutput0(node) &&
                (IsQuantizeOp(node) ? Is4DActivation(types, node.outputs[0]) : Is4DFloat(types, node.outputs[0]))) {
       const bool concat = node.domain.empty() && node.op_type == "Concat" &&
                           (node.GetInt("axis", -100) == 1 || node.GetInt("axis", -100) == -3);
       // A per-tensor QuantizeLinear/DequantizeLinear is elementwise (its scale and zero point are scalar constants,
       // checked below); a per-axis one is not (a non-scalar constant fails that check).
       const bool elementwise =
-          IsElementwiseGrad(node) || IsFusedElementwise(node) || IsQuantizeOp(node) ||
-          std::find(std::begin(kElementwiseOps), std::end(kElementwiseOps), node.op_type) != std::end(kElementwiseOps);
+          IsElementwiseGrad(node) || IsFusedElementwise(node) || IsQuantizeOp(node) || IsStrataActivation(node) ||
+          (node.domain.empty() &&
+           std::find(std::begin(kElementwiseOps), std::end(kElementwiseOps), node.op_type) != std::end(kElementwiseOps));
       if (!concat && !elementwise) continue;
       // Input 0 must be a region value, except for the backward pass's activation gradients and gradient Sums:
       // those join when any input is, and their other computed 4-D inputs are transposed in (the head's ReluGrad
@@ -282,7 +375,7 @@ Status ConvertToChannelsLast(Graph* g) {
           any_in_region = true;
         } else if (backward_join && Is4DFloat(types, v) && passes::FindConstant(*g, v) == nullptr) {
           data.push_back(static_cast<int>(k));
-        } else if (concat || !(IsScalarConstant(*g, v) || IsScalar(types, v))) {
+        } else if (concat || !(IsScalarConstant(*g, v) || IsScalar(types, v) || per_sample.count(v) > 0)) {
           ok = false;
         }
       }
@@ -322,10 +415,14 @@ Status ConvertToChannelsLast(Graph* g) {
   // Shape readers of region values (the gradients' shape operands) read the channels-last value and permute its
   // shape back: Shape(v_nhwc) then Gather [0, 3, 1, 2], instead of a Transpose of the whole activation.
   std::unordered_map<int, std::string> shape_readers;  // node -> the channels-last value it reads
+  // Size readers (the mean gradients' element counts) read the channels-last value as it is: same element count.
+  std::unordered_map<int, std::string> size_readers;
   std::string nchw_order, nhwc_order;
   for (size_t i = 0; i < n; ++i) {
     Node node = std::move(g->nodes[i]);
     if (role[i] == Role::kNone) {
+      auto size_fix = size_readers.find(static_cast<int>(i));
+      if (size_fix != size_readers.end()) node.inputs[0] = size_fix->second;
       auto fix = shape_readers.find(static_cast<int>(i));
       if (fix != shape_readers.end()) {
         if (nchw_order.empty()) {
@@ -408,6 +505,10 @@ Status ConvertToChannelsLast(Graph* g) {
         if (r.domain.empty() && r.op_type == "Shape" && r.inputs.size() == 1 && OnlyOutput0(r) && !r.HasAttr("start") &&
             !r.HasAttr("end")) {
           shape_readers[reader] = renamed;
+          continue;
+        }
+        if (r.domain.empty() && r.op_type == "Size" && r.inputs.size() == 1 && OnlyOutput0(r)) {
+          size_readers[reader] = renamed;
           continue;
         }
         outside = true;

@@ -1,5 +1,5 @@
 // oneDNN eltwise for unary activations and math: Relu, LeakyRelu, Elu, Selu, Sigmoid, Tanh, HardSigmoid, HardSwish,
-// Softplus, Clip (constant bounds), Exp, Log, Sqrt, Abs, Neg, Pow(x, 2). Float32 only. Compositions (Selu,
+// strata.Swish, Softplus, Clip (constant bounds), Exp, Log, Sqrt, Abs, Neg, Pow(x, 2). Float32 only. Compositions (Selu,
 // HardSigmoid) run a second eltwise in place on the output. Clip, HardSigmoid (built on clip) and Exp fall back on the
 // reference kernel for inputs holding NaN: oneDNN maps NaN to the lower bound / to inf where the reference keeps it.
 #include "ops/defs/fused/activation.h"
@@ -13,6 +13,7 @@ namespace {
 StatusOr<EltwiseSpec> SpecOf(const KernelInit& init) {
   const Node& node = init.node;
   const std::string& op = node.op_type;
+  if (op == "Swish") return EltwiseSpec{Alg::eltwise_swish, 1, 0};  // x * sigmoid(alpha x), alpha = 1
   if (op == "Exp" || op == "Log" || op == "Sqrt" || op == "Abs" || op == "Neg") return EltwiseFor(op, 0, 0);
   if (op == "Pow") {
     // x^2 as x*x (a correctly rounded pow gives exactly that); other exponents are left to the reference.
@@ -36,7 +37,8 @@ StatusOr<EltwiseSpec> SpecOf(const KernelInit& init) {
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateEltwise(const KernelInit& init) {
-  if (!init.node.domain.empty()) return Decline("not an ONNX op");
+  const bool swish = init.node.domain == "strata" && init.node.op_type == "Swish";
+  if (!init.node.domain.empty() && !swish) return Decline("not an ONNX op");
   STRATA_RETURN_IF_ERROR(RequireFloat32(init, {1}));  // Pow's exponent may be of any type
   if (init.inputs.size() > 1 && init.node.op_type != "Pow" && init.node.op_type != "Clip")
     return Decline("unexpected second input");

@@ -1,5 +1,5 @@
 // oneDNN eltwise backward for strata.ReluGrad, SigmoidGrad, TanhGrad (dY, Y: the *_use_dst_for_bwd algorithms) and
-// GeluGrad and HardSwishGrad (dY, X: gelu_erf / gelu_tanh, hardswish), float32, any shape (plain layout, dY and the forward value alike).
+// GeluGrad, HardSwishGrad and SwishGrad (dY, X: gelu_erf / gelu_tanh, hardswish, swish with alpha 1), float32, any shape (plain layout, dY and the forward value alike).
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/grad_kernels.h"
 
@@ -8,6 +8,7 @@ namespace strata::ops::onednn {
 StatusOr<std::unique_ptr<Kernel>> CreateEltwiseGrad(const KernelInit& init) {
   const Node& node = init.node;
   Alg alg;
+  float alpha = 0;
   if (node.op_type == "ReluGrad") {
     alg = Alg::eltwise_relu_use_dst_for_bwd;
   } else if (node.op_type == "SigmoidGrad") {
@@ -20,6 +21,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateEltwiseGrad(const KernelInit& init) {
     alg = approx == "tanh" ? Alg::eltwise_gelu_tanh : Alg::eltwise_gelu_erf;
   } else if (node.op_type == "HardSwishGrad") {
     alg = Alg::eltwise_hardswish;
+  } else if (node.op_type == "SwishGrad") {
+    alg = Alg::eltwise_swish;
+    alpha = 1;  // x * sigmoid(alpha x)
   } else {
     return Decline(node.op_type, " has no oneDNN eltwise backward");
   }
@@ -28,10 +32,10 @@ StatusOr<std::unique_ptr<Kernel>> CreateEltwiseGrad(const KernelInit& init) {
     const Shape& shape = k.input_shape(0);
     if (k.input_shape(1) != shape) return Decline("dY and the forward value differ in shape");
     const Md md = PlainMd(shape);
-    dnnl::eltwise_forward::primitive_desc hint(dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md),
+    dnnl::eltwise_forward::primitive_desc hint(dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md, alpha),
                                                Attr(), CpuEngine());
-    dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(alg, md, md), Attr(), CpuEngine(), hint);
-    const bool from_dst = node.op_type != "GeluGrad" && node.op_type != "HardSwishGrad";
+    dnnl::eltwise_backward::primitive_desc pd(dnnl::eltwise_backward::desc(alg, md, md, alpha), Attr(), CpuEngine(), hint);
+    const bool from_dst = node.op_type != "GeluGrad" && node.op_type != "HardSwishGrad" && node.op_type != "SwishGrad";
     const int dy = k.Input(0, md);
     const int v = k.Input(1, md);
     k.Add(dnnl::eltwise_backward(pd), pd,

@@ -2,10 +2,14 @@
 //   Sigmoid (opset 6), Tanh (6), Softplus (1), Softsign (1), Mish (18), Gelu (20; attribute approximate "none" or
 //   "tanh"). Float inputs; 16-bit floats compute in float. Mish and Gelu postdate opset 17 but exporters emit them, so
 //   they are accepted in models of any opset.
+// strata.Swish(X) = X * sigmoid(X) (SiLU; Keras's swish activation) and strata.SwishGrad(dY, X) = dY * (s + X s (1 - s)),
+// s = sigmoid(X): training graphs write them for Mul(x, Sigmoid(x)) (train/training_graph.cc), one pass over the
+// activation each way where the pair and its gradient chain (Mul, Mul, SigmoidGrad, Sum) made four.
 // Sigmoid and Softplus use forms that cannot overflow: sigmoid(x) = 1/(1+e) or e/(1+e) with e = exp(-|x|), and
 // softplus(x) = max(x, 0) + log1p(exp(-|x|)).
 #include <cmath>
 
+#include "ops/defs/grad/activation_grad.h"
 #include "ops/defs/math/elementwise_kernels.h"
 #include "ops/grad_util.h"
 
@@ -28,6 +32,19 @@ C StableSoftplus(C x) {
 
 Status SigmoidCompute(KernelContext& ctx) {
   return ew::UnaryFloat(ctx, [](auto x) { return StableSigmoid(x); });
+}
+
+Status SwishCompute(KernelContext& ctx) {
+  return ew::UnaryFloat(ctx, [](auto x) { return x * StableSigmoid(x); });
+}
+
+// d/dX of X * s(X) = s + X s (1 - s).
+Status SwishGradCompute(KernelContext& ctx) {
+  return ActivationGradKernel(ctx, [](auto dy, auto x) {
+    using C = decltype(x);
+    const C s = StableSigmoid(x);
+    return dy * (s + x * s * (C(1) - s));
+  });
 }
 
 Status TanhCompute(KernelContext& ctx) {
@@ -81,6 +98,29 @@ Status SigmoidGrad(GradContext& ctx) {
   return Status::OK();
 }
 
+Status SwishGrad(GradContext& ctx) {
+  ctx.SetInputGrad(0, Emit1(ctx, "SwishGrad", {ctx.output_grad(0), In(ctx, 0)}, {}, graph::kStrataDomain));
+  return Status::OK();
+}
+
+// SwishGrad is linear in dY: d/d(dY) = SwishGrad(ddX, X). d/dX = ddX dY f''(X), f'' = s (1 - s) (2 + X (1 - 2 s)).
+Status SwishGradGrad(GradContext& ctx) {
+  const std::string ddx = ctx.output_grad(0);
+  const std::string& dy = In(ctx, 0);
+  const std::string& x = In(ctx, 1);
+  if (ctx.needs_input_grad(0)) ctx.SetInputGrad(0, Emit1(ctx, "SwishGrad", {ddx, x}, {}, graph::kStrataDomain));
+  if (ctx.needs_input_grad(1)) {
+    const DType t = InType(ctx, 1);
+    const std::string s = Emit1(ctx, "Sigmoid", {x});
+    const std::string one = ScalarConst(ctx, t, 1.0);
+    const std::string s1s = EMul(ctx, s, ESub(ctx, one, s));
+    const std::string inner = EAdd(ctx, ScalarConst(ctx, t, 2.0),
+                                   EMul(ctx, x, ESub(ctx, one, EMul(ctx, ScalarConst(ctx, t, 2.0), s))));
+    ctx.SetInputGrad(1, EMul(ctx, EMul(ctx, ddx, dy), EMul(ctx, s1s, inner)));
+  }
+  return Status::OK();
+}
+
 Status TanhGrad(GradContext& ctx) {
   ctx.SetInputGrad(0, Emit1(ctx, "TanhGrad", {ctx.output_grad(0), Out(ctx, 0)}, {}, graph::kStrataDomain));
   return Status::OK();
@@ -127,6 +167,12 @@ void RegisterMish(OpRegistry* r) { r->Add(Smooth("Mish", 18, MishCompute, MishGr
 void RegisterSigmoid(OpRegistry* r) { r->Add(Smooth("Sigmoid", 6, SigmoidCompute, SigmoidGrad)); }
 void RegisterSoftplus(OpRegistry* r) { r->Add(Smooth("Softplus", 1, SoftplusCompute, SoftplusGrad)); }
 void RegisterSoftsign(OpRegistry* r) { r->Add(Smooth("Softsign", 1, SoftsignCompute, SoftsignGrad)); }
+void RegisterSwish(OpRegistry* r) {
+  OpSchema s = Smooth("Swish", 1, SwishCompute, SwishGrad);
+  s.domain = "strata";
+  r->Add(std::move(s));
+}
+void RegisterSwishGrad(OpRegistry* r) { r->Add(ActivationGradSchema("SwishGrad", SwishGradCompute, SwishGradGrad)); }
 void RegisterTanh(OpRegistry* r) { r->Add(Smooth("Tanh", 6, TanhCompute, TanhGrad)); }
 
 }  // namespace strata::ops

@@ -102,10 +102,11 @@ OpSchema GlobalPool(const char* name, int since, InferFn infer, ComputeFn comput
 
 // ---- gradients ----
 
-// Average: dY / (plane size) broadcast over the plane.
+// Average: dY / (plane size) broadcast over the plane. The division is done on dY before the broadcast (the same
+// values, one per channel instead of one per input element).
 Status GlobalAveragePoolGrad(GradContext& ctx) {
-  const std::string dx = Emit1(ctx, "Expand", {ctx.output_grad(0), Emit1(ctx, "Shape", {In(ctx, 0)})});
-  ctx.SetInputGrad(0, EDiv(ctx, dx, InputsPerOutput(ctx)));
+  const std::string scaled = EDiv(ctx, ctx.output_grad(0), InputsPerOutput(ctx));
+  ctx.SetInputGrad(0, Emit1(ctx, "Expand", {scaled, Emit1(ctx, "Shape", {In(ctx, 0)})}));
   return Status::OK();
 }
 

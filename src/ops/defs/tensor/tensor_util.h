@@ -2,6 +2,7 @@
 // without arithmetic, index validation, and reading shape-like operands at inference and run time.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <optional>
@@ -52,6 +53,28 @@ S* StorageOf(Tensor* t) {
 // dimension; 0 repeats). Covers transposes, slices with steps, and broadcasts.
 template <typename S>
 void StridedGather(const S* in, int64_t base, const std::vector<int64_t>& strides, const Shape& out_shape, S* out) {
+  const int r = out_shape.rank();
+  const int64_t total = out_shape.NumElements();
+  if (r > 0 && total > 0 && (strides[r - 1] == 0 || strides[r - 1] == 1)) {
+    // Rows of the innermost dimension: a copy (stride 1) or a fill (stride 0, a broadcast), the outer index advanced
+    // incrementally. Global pooling's gradient expands [N, 1, 1, C] or [N, C, 1, 1] over the plane this way.
+    const int64_t inner = out_shape[r - 1];
+    std::vector<int64_t> idx(r, 0);
+    int64_t at = base;
+    for (int64_t o = 0; o < total; o += inner) {
+      if (strides[r - 1] == 1)
+        std::copy(in + at, in + at + inner, out + o);
+      else
+        std::fill(out + o, out + o + inner, in[at]);
+      for (int k = r - 2; k >= 0; --k) {
+        at += strides[k];
+        if (++idx[k] < out_shape[k]) break;
+        at -= strides[k] * out_shape[k];
+        idx[k] = 0;
+      }
+    }
+    return;
+  }
   const std::array<std::vector<int64_t>, 1> st{strides};
   ForEachBroadcast<1>(out_shape, st, [&](int64_t o, const std::array<int64_t, 1>& off) { out[o] = in[base + off[0]]; });
 }
