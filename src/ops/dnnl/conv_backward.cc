@@ -135,17 +135,22 @@ auto WinogradOrDirect(const KernelInit& init, const ConvShapes& s, bool nhwc, co
       [&] { return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_direct); });
 }
 
-// RequireFloat32 but for the shape input, except that dY may be a bfloat16 activation (Plan::StoreBf16): whether it is.
-StatusOr<bool> CheckTypes(const KernelInit& init) {
-  const bool bf16_dy = !init.inputs.empty() && init.inputs[0].dtype == DType::kBFloat16;
+// RequireFloat32 but for the shape input, except that dY (and with `x_may_be_bf16`, backward weights' X) may be a
+// bfloat16 activation (Plan::StoreBf16): whether one is.
+StatusOr<bool> CheckTypes(const KernelInit& init, bool x_may_be_bf16 = false) {
   std::vector<ValueType> ins(init.inputs.begin(), init.inputs.end());
-  if (bf16_dy) ins[0].dtype = DType::kFloat32;
+  bool any = false;
+  for (int i : {0, 1}) {
+    if (i >= static_cast<int>(ins.size()) || ins[i].dtype != DType::kBFloat16 || (i == 1 && !x_may_be_bf16)) continue;
+    ins[i].dtype = DType::kFloat32;
+    any = true;
+  }
   STRATA_RETURN_IF_ERROR(RequireFloat32(KernelInit{init.node, ins, init.outputs}, {2}));
-  return bf16_dy;
+  return any;
 }
 
 // Builds with `build(bf16)`: in bfloat16 when UseBf16 says so, falling back on float32 when oneDNN declines that.
-// `bf16_dy`: dY is a bfloat16 activation (Plan::StoreBf16), which only the bfloat16 build takes.
+// `bf16_dy`: dY (or X) is a bfloat16 activation (Plan::StoreBf16), which only the bfloat16 build takes.
 template <typename F>
 StatusOr<std::unique_ptr<Kernel>> WithBf16(const KernelInit& init, bool bf16_dy, F&& build) {
   if (UseBf16(init)) {
@@ -153,7 +158,7 @@ StatusOr<std::unique_ptr<Kernel>> WithBf16(const KernelInit& init, bool bf16_dy,
     if (k.ok() || k.status().code() != StatusCode::kUnimplemented || bf16_dy) return k;
     LogStaysFloat32(init, k.status());
   }
-  if (bf16_dy) return Decline("a bfloat16 dY needs the bfloat16 kernel");
+  if (bf16_dy) return Decline("a bfloat16 dY or X needs the bfloat16 kernel");
   return build(false);
 }
 
@@ -228,7 +233,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& in
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& init, bool nhwc) {
-  STRATA_ASSIGN_OR_RETURN(const bool bf16_dy, CheckTypes(init));
+  STRATA_ASSIGN_OR_RETURN(const bool bf16_dy, CheckTypes(init, /*x_may_be_bf16=*/true));
   STRATA_ASSIGN_OR_RETURN(ConvShapes s, Shapes(init, /*data=*/false, nhwc));
   const bool bias = init.node.has_output(1);
   return WithBf16(init, bf16_dy, [&](bool bf16) -> StatusOr<std::unique_ptr<Kernel>> {
@@ -240,7 +245,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& 
       [&](PrimitiveKernel& k) -> Status {
         const Md w_user = WeightsMd(s.w, s.group);
         const Md w_any = AnyMd(w_user.dims());  // dW: float32 in both precisions
-        const Md x_user = ActivationMd(s.x, nhwc);
+        const Md x_user = ActivationMd(s.x, nhwc, FloatType(init.inputs[1].dtype));
         const Md y_user = ActivationMd(s.y, nhwc, FloatType(init.inputs[0].dtype));
         const Md bias_md = bias ? PlainMd(Dims{s.w[0]}) : Md();
         auto make = [&](const Md& x, const Md& y, Alg alg) {
