@@ -150,7 +150,7 @@ StatusOr<bool> CheckTypes(const KernelInit& init, bool x_may_be_bf16 = false) {
 }
 
 // Builds with `build(bf16)`: in bfloat16 when UseBf16 says so, falling back on float32 when oneDNN declines that.
-// `bf16_dy`: dY (or X) is a bfloat16 activation (Plan::StoreBf16), which only the bfloat16 build takes.
+// `bf16_dy`: dY is a bfloat16 activation (Plan::StoreBf16), which only the bfloat16 build takes.
 template <typename F>
 StatusOr<std::unique_ptr<Kernel>> WithBf16(const KernelInit& init, bool bf16_dy, F&& build) {
   if (UseBf16(init)) {
@@ -158,7 +158,7 @@ StatusOr<std::unique_ptr<Kernel>> WithBf16(const KernelInit& init, bool bf16_dy,
     if (k.ok() || k.status().code() != StatusCode::kUnimplemented || bf16_dy) return k;
     LogStaysFloat32(init, k.status());
   }
-  if (bf16_dy) return Decline("a bfloat16 dY or X needs the bfloat16 kernel");
+  if (bf16_dy) return Decline("a bfloat16 dY needs the bfloat16 kernel");
   return build(false);
 }
 
@@ -233,7 +233,11 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& in
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& init, bool nhwc) {
-  STRATA_ASSIGN_OR_RETURN(const bool bf16_dy, CheckTypes(init, /*x_may_be_bf16=*/true));
+  STRATA_RETURN_IF_ERROR(CheckTypes(init, /*x_may_be_bf16=*/true).status());
+  // A bfloat16 dY needs the bfloat16 kernel; a bfloat16 X is also read by the float32 one, through the reorder into
+  // its blocked layout that it runs on every X anyway (the backward weights that stay float32: Bf16BackwardWeightsPays).
+  const bool bf16_dy = init.inputs[0].dtype == DType::kBFloat16;
+  const bool bf16_x = init.inputs[1].dtype == DType::kBFloat16;
   STRATA_ASSIGN_OR_RETURN(ConvShapes s, Shapes(init, /*data=*/false, nhwc));
   const bool bias = init.node.has_output(1);
   return WithBf16(init, bf16_dy, [&](bool bf16) -> StatusOr<std::unique_ptr<Kernel>> {
@@ -264,6 +268,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& 
         std::vector<std::pair<int, int>> args;
         args.emplace_back(DNNL_ARG_DIFF_DST, k.Input(0, pd.diff_dst_desc(), &y_user));
         args.emplace_back(DNNL_ARG_SRC, k.Input(1, pd.src_desc(), &x_user));
+        // float32: X may be a bfloat16 activation where it is reordered anyway (ops/bf16_output.h).
+        if (!bf16 && (bf16_x || pd.src_desc() != ActivationMd(s.x, nhwc))) k.set_bf16_variant(1u << 1, false);
         // Both outputs come out of the one primitive: bind the bias (plain) first, then the weights, whose reorder (if
         // the primitive prefers a blocked layout) follows the primitive.
         if (bias) args.emplace_back(DNNL_ARG_DIFF_BIAS, k.Output(1, Shape{s.w[0]}, pd.diff_bias_desc()));
