@@ -343,22 +343,54 @@ Status Plan::StoreBf16(const SessionOptions& options) {
     for (int id : steps_[s].implicit_inputs) implicit[id] = true;
   }
   auto bf16_kernel = [&](int s) { return steps_[s].kernel != nullptr && steps_[s].kernel->computes_bf16(); };
+  // Step s takes value id in bfloat16: it computes in bfloat16, or reads every operand that is id in bfloat16
+  // (ops::Bf16InputKernel).
+  auto bf16_reader = [&](int s, int id) {
+    if (bf16_kernel(s)) return true;
+    const auto* k = dynamic_cast<const ops::Bf16InputKernel*>(steps_[s].kernel.get());
+    if (k == nullptr) return false;
+    for (size_t i = 0; i < steps_[s].inputs.size(); ++i)
+      if (steps_[s].inputs[i] == id && !k->reads_bf16(static_cast<int>(i))) return false;
+    return true;
+  };
   // The producer computes in bfloat16, or writes its output 0 in bfloat16 on request (ops::Bf16OutputKernel).
   auto bf16_writer = [&](int id) {
     const PlanStep& p = steps_[values_[id].producer];
+    const auto* w = dynamic_cast<const ops::Bf16OutputKernel*>(p.kernel.get());
     return bf16_kernel(values_[id].producer) ||
-           (dynamic_cast<const ops::Bf16OutputKernel*>(p.kernel.get()) != nullptr && !p.outputs.empty() &&
-            p.outputs[0] == id);
+           (w != nullptr && w->writes_bf16() && !p.outputs.empty() && p.outputs[0] == id);
   };
-  std::vector<int> stored;
+  // Eligible: every reader takes the value in bfloat16 and its producer can write it so. Stored: eligible, and its
+  // producer or a reader computes in bfloat16, or a reader's output 0 is stored (Relu between a batch norm and a
+  // bfloat16 convolution: relu(bf16(z)) == bf16(relu(z))). A float32 graph (no kernel computing in bfloat16) thus
+  // keeps every value float32 even where float32 kernels could pass bfloat16 along.
+  std::vector<char> eligible(values_.size(), 0), marked(values_.size(), 0);
   for (size_t id = 0; id < values_.size(); ++id) {
     const PlanValue& v = values_[id];
     if (v.dtype != DType::kFloat32 || v.producer < 0 || v.is_input || v.is_output || v.is_constant || v.view_of >= 0 ||
         implicit[id] || readers[id].empty() || !v.shape.IsFullyKnown())
       continue;
-    if (std::all_of(readers[id].begin(), readers[id].end(), bf16_kernel) && bf16_writer(static_cast<int>(id)))
-      stored.push_back(static_cast<int>(id));
+    const int i = static_cast<int>(id);
+    eligible[id] =
+        std::all_of(readers[id].begin(), readers[id].end(), [&](int s) { return bf16_reader(s, i); }) && bf16_writer(i);
+    marked[id] =
+        eligible[id] && (bf16_kernel(v.producer) || std::any_of(readers[id].begin(), readers[id].end(), bf16_kernel));
   }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t id = 0; id < values_.size(); ++id) {
+      if (!eligible[id] || marked[id]) continue;
+      for (int r : readers[id])
+        if (!steps_[r].outputs.empty() && steps_[r].outputs[0] >= 0 && marked[steps_[r].outputs[0]]) {
+          marked[id] = 1;
+          changed = true;
+          break;
+        }
+    }
+  }
+  std::vector<int> stored;
+  for (size_t id = 0; id < values_.size(); ++id)
+    if (marked[id]) stored.push_back(static_cast<int>(id));
   if (stored.empty()) return Status::OK();
   for (int id : stored) values_[id].dtype = DType::kBFloat16;
   // Rebuild the kernels that touch a stored value; where one no longer computes in bfloat16 (its fast kernels
@@ -377,7 +409,8 @@ Status Plan::StoreBf16(const SessionOptions& options) {
       STRATA_RETURN_IF_ERROR(CreateKernel(steps_[s], options, &fast));
       // Every bfloat16 operand must be one the rebuilt kernel takes.
       bool ok = fast;
-      for (int id : steps_[s].inputs) ok = ok && (id < 0 || values_[id].dtype != DType::kBFloat16 || bf16_kernel(s));
+      for (int id : steps_[s].inputs)
+        ok = ok && (id < 0 || values_[id].dtype != DType::kBFloat16 || bf16_reader(static_cast<int>(s), id));
       for (int id : steps_[s].outputs) ok = ok && (id < 0 || values_[id].dtype != DType::kBFloat16 || bf16_writer(id));
       if (!ok) failed.push_back(static_cast<int>(s));
     }

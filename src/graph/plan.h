@@ -86,7 +86,8 @@ class Plan {
   // else the reference kernel.
   Status CreateKernel(PlanStep& step, const SessionOptions& options, bool* fast);
   // bfloat16 activations: a float32 value that only kernels computing in bfloat16 read (ops::Kernel::computes_bf16:
-  // --precision bf16, mixed_bfloat16), written by such a kernel or by one that can write bfloat16
+  // --precision bf16, mixed_bfloat16) or kernels that can read it in bfloat16 (ops::Bf16InputKernel), written by
+  // a kernel computing in bfloat16 or by one that can write bfloat16
   // (ops::Bf16OutputKernel), is stored in bfloat16, and those kernels are rebuilt for it; where a rebuilt kernel no longer computes in bfloat16 (its fast kernels do not take a bfloat16
   // operand), the values it touches go back to float32. STRATA_BF16_ACTIVATIONS=0 turns it off.
   Status StoreBf16(const SessionOptions& options);

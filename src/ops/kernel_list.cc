@@ -18,7 +18,8 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   const auto add = [r](std::string_view domain, std::initializer_list<std::string_view> ops, KernelFactory f) {
     for (std::string_view op : ops) r->AddKernel(domain, op, KernelEntry{"dnnl", f});
   };
-  // activation
+  // activation (Relu with bfloat16 activations: the hand-written kernel, which declines float32 Relu)
+  r->AddKernel("", "Relu", KernelEntry{"cpu", cpu::CreateReluBf16});
   add("", {"Elu", "HardSigmoid", "HardSwish", "LeakyRelu", "Relu", "Selu", "Sigmoid", "Softplus", "Tanh"},
       onednn::CreateEltwise);
   add("strata", {"Swish"}, onednn::CreateEltwise);
@@ -65,6 +66,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("strata", {"ConvBackwardData"}, onednn::CreateConvBackwardData);
   add("strata", {"ConvBackwardFilter"}, onednn::CreateConvBackwardFilter);
   r->AddKernel("strata", "ConvBackwardFilter", KernelEntry{"cpu", cpu::CreateDepthwiseConvBackwardFilter});
+  r->AddKernel("strata", "ReluGrad", KernelEntry{"cpu", cpu::CreateReluGradBf16});  // bfloat16 Y only
   add("strata", {"GeluGrad", "HardSwishGrad", "ReluGrad", "SigmoidGrad", "SwishGrad", "TanhGrad"}, onednn::CreateEltwiseGrad);
   add("strata", {"AveragePoolGrad", "MaxPoolGrad"}, onednn::CreatePoolGrad);
   add("strata", {"LogSoftmaxGrad", "SoftmaxGrad"}, onednn::CreateSoftmaxGrad);

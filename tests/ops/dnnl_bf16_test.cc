@@ -4,7 +4,10 @@
 // the session test checks that the arithmetic really changed (bf16 results are not bit-equal to fp32) and that fp32
 // stays the default.
 #include <cmath>
+#include <cstring>
 
+#include "graph/interpreter.h"
+#include "ops/op.h"
 #include "tests/ops/op_harness.h"
 
 namespace strata::testing {
@@ -509,6 +512,431 @@ TEST(DnnlBf16Test, Bf16BatchNormGradientIntoConvolutionGradients) {
     for (size_t k = 0; k < a.size(); ++k) differ += a[k] != b[k];
     EXPECT_EQ(differ, 0) << "of " << a.size();
   }
+}
+
+// ---- mixed_bfloat16 training: bfloat16 activations through batch norm and Relu ----
+
+// `t` rounded to bfloat16 (BFloat16: nearest even), as a bfloat16 tensor and widened back to float32.
+Tensor ToBf16(const Tensor& t) {
+  Tensor out = Tensor::Empty(DType::kBFloat16, t.shape());
+  const auto v = t.values<float>();
+  auto* p = static_cast<uint16_t*>(out.raw_data());
+  for (size_t i = 0; i < v.size(); ++i) p[i] = BFloat16(v[i]).bits;
+  return out;
+}
+Tensor Widened(const Tensor& b) {
+  Tensor out = Tensor::Empty(DType::kFloat32, b.shape());
+  const auto* p = static_cast<const uint16_t*>(b.raw_data());
+  float* o = out.data<float>();
+  for (int64_t i = 0; i < b.num_elements(); ++i) o[i] = static_cast<float>(BFloat16::FromBits(p[i]));
+  return out;
+}
+
+AttributeMap ChannelsLastAttrs(std::string op, std::string domain, std::vector<int64_t> nhwc, AttributeMap a) {
+  a["op"] = AString(std::move(op));
+  a["op_domain"] = AString(std::move(domain));
+  a["nhwc_inputs"] = AInts(std::move(nhwc));
+  return a;
+}
+
+// Runs `model` (no graph passes) with the fast kernels on `feeds`; the outputs, and the plan in `*plan`.
+std::vector<Tensor> RunFeeds(std::shared_ptr<graph::Model> model,
+                             const std::vector<std::pair<std::string, Tensor>>& feeds, std::string* plan,
+                             bool fast = true) {
+  graph::SessionOptions o;
+  o.optimize = false;
+  o.use_fast_kernels = fast;
+  auto session = graph::Session::Create(model, o);
+  EXPECT_TRUE(session.ok()) << session.status().ToString();
+  if (!session.ok()) return {};
+  std::vector<std::pair<std::string, Shape>> shapes;
+  for (const auto& [name, t] : feeds) shapes.emplace_back(name, t.shape());
+  auto d = (*session)->DescribePlan(shapes);
+  EXPECT_TRUE(d.ok()) << d.status().ToString();
+  if (d.ok() && plan != nullptr) *plan = *d;
+  std::vector<Tensor> out;
+  Status st = (*session)->Run(feeds, &out);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return out;
+}
+
+void ExpectBitEqual(const Tensor& a, const Tensor& b, const std::string& what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  ASSERT_EQ(a.dtype(), DType::kFloat32) << what;
+  ASSERT_EQ(b.dtype(), DType::kFloat32) << what;
+  const auto x = a.values<float>(), y = b.values<float>();
+  int differ = 0;
+  for (size_t k = 0; k < x.size(); ++k) differ += !(x[k] == y[k] || (std::isnan(x[k]) && std::isnan(y[k])));
+  EXPECT_EQ(differ, 0) << what << ": values differ, of " << x.size();
+}
+
+// Runs the fast kernel named `kernel` of `node` on `inputs` directly (as the plan would after Plan::StoreBf16 typed
+// them): `out_types` are the output types the plan gives it.
+std::vector<Tensor> RunKernel(const graph::Node& node, const std::vector<Tensor>& inputs,
+                              const std::vector<DType>& out_types, std::string_view kernel,
+                              const std::vector<Shape>& out_shapes = {}) {
+  const ops::OpSchema* schema = ops::OpRegistry::Global().Find(node.domain, node.op_type);
+  EXPECT_NE(schema, nullptr);
+  if (schema == nullptr) return {};
+  std::vector<ops::ValueType> in_vt, out_vt;
+  std::string why;
+  for (const Tensor& t : inputs) in_vt.push_back({t.dtype(), PartialShape::Of(t.shape()), nullptr});
+  for (size_t i = 0; i < out_types.size(); ++i)
+    out_vt.push_back(
+        {out_types[i], i < out_shapes.size() ? PartialShape::Of(out_shapes[i]) : PartialShape::Unknown(), nullptr});
+  for (const ops::KernelEntry& entry : schema->kernels) {
+    if (entry.name != kernel) continue;
+    auto k = entry.create(ops::KernelInit{node, in_vt, out_vt});
+    if (!k.ok()) {  // another kernel of that name (the ChannelsLast wrappers) may take it
+      why += k.status().ToString() + "; ";
+      continue;
+    }
+    std::vector<const Tensor*> ins;
+    for (const Tensor& t : inputs) ins.push_back(&t);
+    const graph::ValueLookup none = [](const std::string&) -> const Tensor* { return nullptr; };
+    graph::DynamicKernelContext ctx(node, ins, DefaultAllocator(), &none);
+    Status st = (*k)->Run(ctx);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return ctx.outputs();
+  }
+  ADD_FAILURE() << "no " << kernel << " kernel takes " << node.Describe() << ": " << why;
+  return {};
+}
+
+// bfloat16 bits of each value of `t` (float32: rounded to nearest even by BFloat16, the oracle; bfloat16: as is).
+std::vector<uint16_t> Bf16Bits(const Tensor& t) {
+  std::vector<uint16_t> bits(static_cast<size_t>(t.num_elements()));
+  if (t.dtype() == DType::kBFloat16) {
+    std::memcpy(bits.data(), t.raw_data(), bits.size() * 2);
+  } else {
+    const auto v = t.values<float>();
+    for (size_t i = 0; i < v.size(); ++i) bits[i] = BFloat16(v[i]).bits;
+  }
+  return bits;
+}
+
+// The hand-written kernels that read bfloat16 activations (channels-last training batch norm and its gradient, X;
+// Relu, X; ReluGrad, Y) compute in float32 on the exactly widened values: fed a bfloat16 input, each must give bit
+// for bit what it gives for the same values in float32, and the ones that write bfloat16 (batch norm Y, Relu Y) the
+// float32 result rounded to nearest even.
+TEST(DnnlBf16Test, KernelsReadingBf16ActivationsMatchFloat32) {
+  const int64_t c = 48;
+  Tensor x = RandomF({2, 9, 7, c}, 194, -2.0f, 3.0f);
+  x.data<float>()[5] = 0.0f;
+  x.data<float>()[6] = -0.0f;
+  const Tensor xb = ToBf16(x), xw = Widened(xb);
+  const Tensor dy = RandomF({2, 9, 7, c}, 195);
+  const Tensor scale = RandomF({c}, 190, 0.5f, 1.5f), bias = RandomF({c}, 191), mean = RandomF({c}, 192),
+               var = RandomF({c}, 193, 0.5f, 1.0f);
+  const graph::Node bn{.name = "bn",
+                       .op_type = "ChannelsLast",
+                       .domain = "strata",
+                       .inputs = {"x", "scale", "bias", "mean", "var"},
+                       .outputs = {"y", "run_mean", "run_var"},
+                       .attrs = ChannelsLastAttrs("BatchNormalization", "", {0}, {{"training_mode", AInt(1)}}),
+                       .opset = 17};
+  const graph::Node bn_grad{
+      .name = "bn_grad",
+      .op_type = "ChannelsLast",
+      .domain = "strata",
+      .inputs = {"dy", "x", "scale", "mean", "var"},
+      .outputs = {"dx", "dscale", "dbias"},
+      .attrs = ChannelsLastAttrs("BatchNormalizationGrad", "strata", {0, 1}, {{"training_mode", AInt(1)}}),
+      .opset = 17};
+  const graph::Node relu{.name = "relu", .op_type = "Relu", .inputs = {"x"}, .outputs = {"r"}, .opset = 17};
+  const graph::Node relu_grad{.name = "relu_grad",
+                              .op_type = "ReluGrad",
+                              .domain = "strata",
+                              .inputs = {"dy", "x"},
+                              .outputs = {"dr"},
+                              .opset = 1};
+  const DType f32 = DType::kFloat32, bf16 = DType::kBFloat16;
+
+  // Batch norm: X bfloat16 vs the widened float32 (the float32 kernel), Y float32 and bfloat16.
+  const std::vector<Tensor> bn_f = RunKernel(bn, {xw, scale, bias, mean, var}, {f32, f32, f32}, "cpu");
+  const std::vector<Tensor> bn_b = RunKernel(bn, {xb, scale, bias, mean, var}, {f32, f32, f32}, "cpu");
+  const std::vector<Tensor> bn_bb = RunKernel(bn, {xb, scale, bias, mean, var}, {bf16, f32, f32}, "cpu");
+  ASSERT_EQ(bn_f.size(), 3u);
+  ASSERT_EQ(bn_b.size(), 3u);
+  ASSERT_EQ(bn_bb.size(), 3u);
+  for (int i = 0; i < 3; ++i) ExpectBitEqual(bn_f[i], bn_b[i], StrCat("batch norm output ", i));
+  ASSERT_EQ(bn_bb[0].dtype(), bf16);
+  EXPECT_EQ(Bf16Bits(bn_bb[0]), Bf16Bits(bn_f[0])) << "batch norm Y in bfloat16";
+  for (int i = 1; i < 3; ++i) ExpectBitEqual(bn_f[i], bn_bb[i], StrCat("batch norm output ", i, ", Y bfloat16"));
+  // ... and the float32 kernel agrees with the reference (the session without fast kernels) on the widened X.
+  {
+    auto model = std::make_shared<graph::Model>();
+    model->opset_imports[""] = 17;
+    model->opset_imports["strata"] = 1;
+    model->graph.nodes = {bn, bn_grad};
+    for (const auto& [n, t] :
+         std::vector<std::pair<std::string, Tensor>>{{"scale", scale}, {"bias", bias}, {"mean", mean}, {"var", var}})
+      model->graph.initializers[n] = t;
+    model->graph.inputs = {{"x", f32, PartialShape::Unknown()}, {"dy", f32, PartialShape::Unknown()}};
+    for (const char* o : {"y", "dx", "dscale", "dbias"})
+      model->graph.outputs.push_back({o, f32, PartialShape::Unknown()});
+    const std::vector<Tensor> ref = RunFeeds(model, {{"x", xw}, {"dy", dy}}, nullptr, /*fast=*/false);
+    const std::vector<Tensor> grad = RunKernel(bn_grad, {dy, xb, scale, mean, var}, {f32, f32, f32}, "cpu");
+    ASSERT_EQ(ref.size(), 4u);
+    ASSERT_EQ(grad.size(), 3u);
+    ExpectClose(ref[0], bn_b[0], 1e-5, "batch norm Y vs reference");
+    for (int i = 0; i < 3; ++i)
+      ExpectClose(ref[1 + i], grad[i], 1e-5, StrCat("batch norm gradient ", i, " vs reference"));
+  }
+  // Batch-norm gradient: X bfloat16 vs float32, dX float32 and bfloat16.
+  const std::vector<Tensor> g_f = RunKernel(bn_grad, {dy, xw, scale, mean, var}, {f32, f32, f32}, "cpu");
+  const std::vector<Tensor> g_b = RunKernel(bn_grad, {dy, xb, scale, mean, var}, {f32, f32, f32}, "cpu");
+  const std::vector<Tensor> g_bb = RunKernel(bn_grad, {dy, xb, scale, mean, var}, {bf16, f32, f32}, "cpu");
+  ASSERT_EQ(g_f.size(), 3u);
+  ASSERT_EQ(g_b.size(), 3u);
+  ASSERT_EQ(g_bb.size(), 3u);
+  for (int i = 0; i < 3; ++i) ExpectBitEqual(g_f[i], g_b[i], StrCat("batch-norm gradient output ", i));
+  EXPECT_EQ(Bf16Bits(g_bb[0]), Bf16Bits(g_f[0])) << "batch-norm gradient dX in bfloat16";
+
+  // Relu, every mix of float32 and bfloat16 X and Y, against the reference arithmetic (x > 0 ? x : 0).
+  std::vector<float> want(xw.num_elements());
+  const auto xv = xw.values<float>();
+  for (size_t i = 0; i < want.size(); ++i) want[i] = xv[i] > 0 ? xv[i] : 0.0f;
+  const Tensor want_t = Tensor::FromVector(want, xw.shape());
+  for (const auto& [in, out] : std::vector<std::pair<Tensor, DType>>{{xb, f32}, {xb, bf16}, {xw, bf16}}) {
+    const std::vector<Tensor> r = RunKernel(relu, {in}, {out}, "cpu");
+    ASSERT_EQ(r.size(), 1u);
+    ASSERT_EQ(r[0].dtype(), out);
+    if (out == f32) {
+      ExpectBitEqual(want_t, r[0], "relu, X bfloat16");
+    } else {
+      EXPECT_EQ(Bf16Bits(r[0]), Bf16Bits(want_t)) << "relu, Y bfloat16, X " << DTypeName(in.dtype());
+    }
+  }
+  // The float32 Relu stays oneDNN's (the hand-written kernel declines it).
+  EXPECT_TRUE(RunKernel(relu, {xw}, {f32}, "dnnl", {xw.shape()}).size() == 1u);
+
+  // ReluGrad: Y bfloat16 vs float32 (the oneDNN kernel and the reference arithmetic).
+  const std::vector<Tensor> rg_b = RunKernel(relu_grad, {dy, xb}, {f32}, "cpu");
+  const std::vector<Tensor> rg_f = RunKernel(relu_grad, {dy, xw}, {f32}, "dnnl", {dy.shape()});
+  ASSERT_EQ(rg_b.size(), 1u);
+  ASSERT_EQ(rg_f.size(), 1u);
+  ExpectBitEqual(rg_f[0], rg_b[0], "relu grad, Y bfloat16");
+  std::vector<float> want_g(dy.num_elements());
+  const auto dv = dy.values<float>();
+  for (size_t i = 0; i < want_g.size(); ++i) want_g[i] = xv[i] > 0 ? dv[i] : 0.0f;
+  ExpectBitEqual(Tensor::FromVector(want_g, dy.shape()), rg_b[0], "relu grad vs the reference arithmetic");
+}
+
+// A training block as the channels-last pass writes it under mixed_bfloat16: conv1 -> batch norm -> Relu -> conv2
+// forward, and the gradients ReluGrad -> batch-norm gradient and conv2's backward weights. The plan stores conv1's
+// output y (read by the batch norm and its gradient), the batch norm's output z (read by the Relu only) and the
+// Relu's output a (read by conv2, its backward weights and ReluGrad) in bfloat16. With `f32_values` those three are
+// also model outputs, so they stay float32.
+std::shared_ptr<graph::Model> MixedTrainingBlock(bool y_output, bool za_outputs) {
+  auto model = std::make_shared<graph::Model>();
+  model->opset_imports[""] = 17;
+  model->opset_imports["strata"] = 1;
+  graph::Graph& g = model->graph;
+  const int64_t cin = 32, c = 64, cout = 48;
+  g.initializers["w1"] = RandomF({c, cin, 1, 1}, 200, -0.3f, 0.3f);
+  g.initializers["w2"] = RandomF({cout, c, 3, 3}, 201, -0.1f, 0.1f);
+  g.initializers["w2_shape"] = T_<int64_t>({cout, c, 3, 3}, {4});
+  g.initializers["scale"] = RandomF({c}, 202, 0.5f, 1.5f);
+  // z = bn(y) > 0 everywhere (scale < 1.5, |normalised y| < 5 here): rounding y cannot flip the ReLU mask, whose flips
+  // would move dScale and dB by whole dA values and make the closeness checks below meaningless.
+  g.initializers["bias"] = RandomF({c}, 203, 7.0f, 8.0f);
+  g.initializers["mean"] = RandomF({c}, 204);
+  g.initializers["var"] = RandomF({c}, 205, 0.5f, 1.0f);
+  const AttributeMap bf16 = {{"strata_compute_dtype", AString("bfloat16")}};
+  AttributeMap conv2 = bf16;
+  conv2["pads"] = AInts({1, 1, 1, 1});
+  g.nodes.push_back({.name = "conv1",
+                     .op_type = "ChannelsLast",
+                     .domain = "strata",
+                     .inputs = {"x", "w1"},
+                     .outputs = {"y"},
+                     .attrs = ChannelsLastAttrs("Conv", "", {0}, bf16),
+                     .opset = 17});
+  g.nodes.push_back({.name = "bn",
+                     .op_type = "ChannelsLast",
+                     .domain = "strata",
+                     .inputs = {"y", "scale", "bias", "mean", "var"},
+                     .outputs = {"z", "run_mean", "run_var"},
+                     .attrs = ChannelsLastAttrs("BatchNormalization", "", {0}, {{"training_mode", AInt(1)}}),
+                     .opset = 17});
+  g.nodes.push_back({.name = "relu", .op_type = "Relu", .inputs = {"z"}, .outputs = {"a"}, .opset = 17});
+  g.nodes.push_back({.name = "conv2",
+                     .op_type = "ChannelsLast",
+                     .domain = "strata",
+                     .inputs = {"a", "w2"},
+                     .outputs = {"out"},
+                     .attrs = ChannelsLastAttrs("Conv", "", {0}, conv2),
+                     .opset = 17});
+  g.nodes.push_back({.name = "relu_grad",
+                     .op_type = "ReluGrad",
+                     .domain = "strata",
+                     .inputs = {"da", "a"},
+                     .outputs = {"dz"},
+                     .opset = 1});
+  g.nodes.push_back(
+      {.name = "bn_grad",
+       .op_type = "ChannelsLast",
+       .domain = "strata",
+       .inputs = {"dz", "y", "scale", "mean", "var"},
+       .outputs = {"dy", "dscale", "dbias"},
+       .attrs = ChannelsLastAttrs("BatchNormalizationGrad", "strata", {0, 1}, {{"training_mode", AInt(1)}}),
+       .opset = 17});
+  AttributeMap filter = ChannelsLastAttrs("ConvBackwardFilter", "strata", {0, 1}, conv2);
+  filter["nhwc_output"] = AInt(0);
+  g.nodes.push_back({.name = "conv2_filter",
+                     .op_type = "ChannelsLast",
+                     .domain = "strata",
+                     .inputs = {"dout", "a", "w2_shape"},
+                     .outputs = {"dw2"},
+                     .attrs = std::move(filter),
+                     .opset = 17});
+  g.inputs = {{"x", DType::kFloat32, PartialShape::Unknown()},
+              {"da", DType::kFloat32, PartialShape::Unknown()},
+              {"dout", DType::kFloat32, PartialShape::Unknown()}};
+  for (const char* o : {"out", "run_mean", "run_var", "dy", "dscale", "dbias", "dw2"})
+    g.outputs.push_back({o, DType::kFloat32, PartialShape::Unknown()});
+  if (y_output) g.outputs.push_back({"y", DType::kFloat32, PartialShape::Unknown()});
+  if (za_outputs)
+    for (const char* o : {"z", "a"}) g.outputs.push_back({o, DType::kFloat32, PartialShape::Unknown()});
+  return model;
+}
+
+// At h x w: above 14x14 conv2's backward weights runs bfloat16 (`bf16_filter`); at most 14x14 it stays float32
+// (Bf16BackwardWeightsPays) and reads the bfloat16 a through the reorder into its blocked layout, so its dW is then
+// the float32 kernel's on the rounded a, within the bfloat16 tolerance of the float32 one.
+void CheckMixedTrainingBlock(int64_t h, int64_t w, bool bf16_filter) {
+  const std::vector<std::pair<std::string, Tensor>> feeds = {
+      {"x", RandomF({2, h, w, 32}, 206)}, {"da", RandomF({2, h, w, 64}, 207)}, {"dout", RandomF({2, h, w, 48}, 208)}};
+  std::string plan_all, plan_za, plan_none;
+  const std::vector<Tensor> all = RunFeeds(MixedTrainingBlock(false, false), feeds, &plan_all);
+  const std::vector<Tensor> za = RunFeeds(MixedTrainingBlock(true, false), feeds, &plan_za);
+  const std::vector<Tensor> none = RunFeeds(MixedTrainingBlock(true, true), feeds, &plan_none);
+  const std::vector<Tensor> ref = RunFeeds(MixedTrainingBlock(false, false), feeds, nullptr, /*fast=*/false);
+  for (const char* v : {"y", "z", "a"}) EXPECT_EQ(PlannedType(plan_all, v), "bfloat16") << v << "\n" << plan_all;
+  for (const char* v : {"z", "a"}) EXPECT_EQ(PlannedType(plan_za, v), "bfloat16") << v << "\n" << plan_za;
+  EXPECT_EQ(plan_none.find("bfloat16["), std::string::npos) << plan_none;
+  for (const std::string& p : {plan_all, plan_za}) {
+    EXPECT_NE(p.find("'relu' (Relu) kernel=cpu"), std::string::npos) << p;
+    EXPECT_NE(p.find("'relu_grad' (strata.ReluGrad) kernel=cpu"), std::string::npos) << p;
+    EXPECT_EQ(p.find("'conv2_filter' (strata.ChannelsLast) kernel=dnnl-bf16") != std::string::npos, bf16_filter) << p;
+  }
+  ASSERT_EQ(all.size(), 7u);
+  ASSERT_EQ(za.size(), 8u);
+  ASSERT_EQ(none.size(), 10u);
+  ASSERT_EQ(ref.size(), 7u);
+  const char* names[] = {"conv2 output", "running mean", "running var", "dY of conv1", "dScale", "dB", "dW of conv2"};
+  for (int i = 0; i < 7; ++i) {
+    SCOPED_TRACE(names[i]);
+    // z and a in bfloat16: the bfloat16 convolutions round a to bfloat16 anyway and Relu commutes with that
+    // rounding, so everything is bit for bit what the float32 z and a give (but a float32 dW, see above).
+    if (i == 6 && !bf16_filter) {
+      ExpectClose(none[i], za[i], kBf16Tol, names[i]);
+    } else {
+      ExpectBitEqual(none[i], za[i], names[i]);
+    }
+    // y in bfloat16 too (as Keras's mixed_bfloat16 stores a convolution's output): the batch statistics come from
+    // the rounded y, so only bfloat16 closeness, to the float32 values and to the reference kernels.
+    ExpectClose(none[i], all[i], kBf16Tol, names[i]);
+    ExpectClose(ref[i], all[i], kBf16Tol, names[i]);
+  }
+}
+
+TEST(DnnlBf16Test, Bf16ActivationsThroughTrainingBatchNormAndRelu) {
+  if (Bf16Name() != "dnnl-bf16") GTEST_SKIP() << "no avx512_bf16: the convolutions run float32";
+  {
+    SCOPED_TRACE("16x15, bfloat16 backward weights");
+    CheckMixedTrainingBlock(16, 15, true);
+  }
+  {
+    SCOPED_TRACE("12x11, float32 backward weights");
+    CheckMixedTrainingBlock(12, 11, false);
+  }
+}
+
+// The residual Add + Relu of a bottleneck block (strata.FusedElementwise, one oneDNN binary primitive with a relu
+// post-op) with bfloat16 operands and output: oneDNN widens the operands exactly and rounds the float32 result to
+// nearest even, so the output is bit for bit the float32 kernel's on the widened values, rounded (BFloat16 the
+// oracle). In a plan, a block output read by bfloat16 convolutions is stored so.
+TEST(DnnlBf16Test, FusedAddReluWithBf16Activations) {
+  const graph::Node fe{.name = "add_relu",
+                       .op_type = "FusedElementwise",
+                       .domain = "strata",
+                       .inputs = {"p", "q"},
+                       .outputs = {"s"},
+                       .attrs = {{"ops", graph::Attribute::Strings({"Add", "Relu"})}},
+                       .opset = 1};
+  const Shape shape{2, 7, 9, 32};
+  const Tensor pb = ToBf16(RandomF({2, 7, 9, 32}, 210, -3.0f, 3.0f)), qb = ToBf16(RandomF({2, 7, 9, 32}, 211));
+  const Tensor pw = Widened(pb), qw = Widened(qb);
+  const DType f32 = DType::kFloat32;
+  const std::vector<Tensor> want = RunKernel(fe, {pw, qw}, {f32}, "dnnl", {shape});
+  ASSERT_EQ(want.size(), 1u);
+  // oneDNN 2.6's binary primitive needs its output of the first operand's type (the kernel declines the other mixes,
+  // and the plan then keeps those values float32); the second operand may be either.
+  for (const auto& [a, b] : std::vector<std::pair<Tensor, Tensor>>{{pw, qb}, {pb, qw}, {pb, qb}}) {
+    const std::vector<Tensor> r = RunKernel(fe, {a, b}, {a.dtype()}, "dnnl", {shape});
+    ASSERT_EQ(r.size(), 1u);
+    ASSERT_EQ(r[0].dtype(), a.dtype());
+    if (a.dtype() == f32) {
+      ExpectBitEqual(want[0], r[0], "add + relu, bfloat16 second operand");
+    } else {
+      EXPECT_EQ(Bf16Bits(r[0]), Bf16Bits(want[0]))
+          << "add + relu, bfloat16 output, second operand " << DTypeName(b.dtype());
+    }
+  }
+  // The reference arithmetic: max(p + q, 0).
+  const auto p = pw.values<float>(), q = qw.values<float>(), w = want[0].values<float>();
+  int differ = 0;
+  for (size_t i = 0; i < p.size(); ++i) differ += w[i] != std::max(p[i] + q[i], 0.0f);
+  EXPECT_EQ(differ, 0);
+
+  // In a plan: conv1 (bfloat16) -> add_relu(y, r) -> conv2 (bfloat16), and ReluGrad of the block output. y and the
+  // block output s are stored in bfloat16; the result stays within the bfloat16 tolerance of the reference kernels.
+  if (Bf16Name() != "dnnl-bf16") GTEST_SKIP() << "no avx512_bf16: the convolutions run float32";
+  auto model = std::make_shared<graph::Model>();
+  model->opset_imports[""] = 17;
+  model->opset_imports["strata"] = 1;
+  graph::Graph& g = model->graph;
+  g.initializers["w1"] = RandomF({32, 16, 1, 1}, 212, -0.3f, 0.3f);
+  g.initializers["w2"] = RandomF({24, 32, 1, 1}, 213, -0.3f, 0.3f);
+  const AttributeMap conv = {{"strata_compute_dtype", AString("bfloat16")}};
+  g.nodes.push_back({.name = "conv1",
+                     .op_type = "ChannelsLast",
+                     .domain = "strata",
+                     .inputs = {"x", "w1"},
+                     .outputs = {"y"},
+                     .attrs = ChannelsLastAttrs("Conv", "", {0}, conv),
+                     .opset = 17});
+  graph::Node add = fe;
+  add.inputs = {"y", "r"};
+  g.nodes.push_back(add);
+  g.nodes.push_back({.name = "conv2",
+                     .op_type = "ChannelsLast",
+                     .domain = "strata",
+                     .inputs = {"s", "w2"},
+                     .outputs = {"out"},
+                     .attrs = ChannelsLastAttrs("Conv", "", {0}, conv),
+                     .opset = 17});
+  g.nodes.push_back({.name = "relu_grad",
+                     .op_type = "ReluGrad",
+                     .domain = "strata",
+                     .inputs = {"ds", "s"},
+                     .outputs = {"dr"},
+                     .opset = 1});
+  g.inputs = {
+      {"x", f32, PartialShape::Unknown()}, {"r", f32, PartialShape::Unknown()}, {"ds", f32, PartialShape::Unknown()}};
+  for (const char* o : {"out", "dr"}) g.outputs.push_back({o, f32, PartialShape::Unknown()});
+  const std::vector<std::pair<std::string, Tensor>> feeds = {
+      {"x", RandomF({2, 7, 9, 16}, 214)}, {"r", RandomF({2, 7, 9, 32}, 215)}, {"ds", RandomF({2, 7, 9, 32}, 216)}};
+  std::string plan;
+  const std::vector<Tensor> got = RunFeeds(model, feeds, &plan);
+  const std::vector<Tensor> ref = RunFeeds(model, feeds, nullptr, /*fast=*/false);
+  for (const char* v : {"y", "s"}) EXPECT_EQ(PlannedType(plan, v), "bfloat16") << v << "\n" << plan;
+  EXPECT_NE(plan.find("'add_relu' (strata.FusedElementwise) kernel=dnnl"), std::string::npos) << plan;
+  ASSERT_EQ(got.size(), 2u);
+  ASSERT_EQ(ref.size(), 2u);
+  ExpectClose(ref[0], got[0], kBf16Tol, "conv2 output");
 }
 
 TEST(DnnlBf16Test, ParsePrecision) {

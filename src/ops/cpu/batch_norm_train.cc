@@ -13,6 +13,9 @@
 // outputs are input * momentum + batch * (1 - momentum). Backward, in one pass over X and dY for the four sums and
 // one for dX: dB = sum(dY), dScale = istd * sum(dY (x - mean)), dX = a dY - a (dB + xhat dScale) / M written as
 // k1 dY + k2 x + k3 per channel.
+// Channels-last, under mixed_bfloat16 (Plan::StoreBf16, ops/bf16_output.h): X may be bfloat16 (a bfloat16
+// convolution's output), widened as it is read, and the forward's Y and the gradient's dX may be written in bfloat16
+// (rounded to nearest even) where every reader takes them so; the arithmetic stays float32.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -21,6 +24,7 @@
 
 #include "core/parallel.h"
 #include "ops/bf16_output.h"
+#include "ops/cpu/bf16.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/isa_begin.h"
 namespace strata::ops::cpu::STRATA_CPU_NS {
@@ -120,24 +124,26 @@ Status RequireChannelVector(std::string_view op, const ValueType& v, int64_t c, 
 
 // Run-time checks of both layouts' kernels against the plan: X (and dY) of the planned shape, the per-channel inputs
 // (forward: scale, B, input mean and variance; gradient: scale) C float32 values.
-Status CheckForwardInputs(KernelContext& ctx, const Shape& xs, int64_t c) {
+// X is float32, or bfloat16 where the plan stores it so (`xt`).
+Status CheckForwardInputs(KernelContext& ctx, const Shape& xs, int64_t c, DType xt = DType::kFloat32) {
   const Tensor& x = ctx.input(0);
-  if (x.shape() != xs || x.dtype() != DType::kFloat32)
-    return ctx.Error("X is ", x.TypeString(), ", the plan was made for float32", xs.ToString());
+  if (x.shape() != xs || x.dtype() != xt)
+    return ctx.Error("X is ", x.TypeString(), ", the plan was made for ", DTypeName(xt), xs.ToString());
   for (int i = 1; i < 5; ++i)
     if (ctx.input(i).dtype() != DType::kFloat32 || ctx.input(i).num_elements() != c)
       return ctx.Error("input ", i, " is ", ctx.input(i).TypeString(), ", the plan was made for float32[", c, "]");
   return Status::OK();
 }
 
-Status CheckGradInputs(KernelContext& ctx, const Shape& xs, int64_t c) {
+Status CheckGradInputs(KernelContext& ctx, const Shape& xs, int64_t c, DType xt = DType::kFloat32) {
   const Tensor& dy = ctx.input(0);
   const Tensor& x = ctx.input(1);
   const Tensor& sc = ctx.input(2);
-  if (x.shape() != xs || x.dtype() != DType::kFloat32 || dy.shape() != xs || dy.dtype() != DType::kFloat32 ||
+  if (x.shape() != xs || x.dtype() != xt || dy.shape() != xs || dy.dtype() != DType::kFloat32 ||
       sc.dtype() != DType::kFloat32 || sc.num_elements() != c)
     return ctx.Error("dY ", dy.TypeString(), ", X ", x.TypeString(), ", scale ", sc.TypeString(),
-                     "; the plan was made for float32", xs.ToString(), " and float32[", c, "]");
+                     "; the plan was made for float32", xs.ToString(), ", ", DTypeName(xt), xs.ToString(),
+                     " and float32[", c, "]");
   return Status::OK();
 }
 
@@ -281,8 +287,13 @@ struct RowBlocks {
   }
 };
 
+// X's values in float32 or bfloat16 (a bfloat16 activation, Plan::StoreBf16: widened exactly; cpu/bf16.h).
+inline float Load(const float* p) { return *p; }
+inline float Load(const uint16_t* p) { return Bf16ToFloat(*p); }
+
 // Per channel, over every row: S1, S2 (and with dy: Sd, Sdx), shifted by the first row's values.
-void ChannelSumsNhwc(const float* x, const float* dy, int64_t rows, int64_t c, std::vector<double>* out) {
+template <typename In>
+void ChannelSumsNhwc(const In* x, const float* dy, int64_t rows, int64_t c, std::vector<double>* out) {
   const RowBlocks rb(rows);
   const int k = dy == nullptr ? 2 : 4;
   std::vector<double> partial(static_cast<size_t>(rb.blocks * k * c));
@@ -296,17 +307,19 @@ void ChannelSumsNhwc(const float* x, const float* dy, int64_t rows, int64_t c, s
       float* adx = dy == nullptr ? nullptr : ad + c;
       const int64_t r0 = blk * rb.per_block, r1 = std::min(rows, r0 + rb.per_block);
       for (int64_t r = r0; r < r1; ++r) {
-        const float* xr = x + r * c;
+        const In* xr = x + r * c;
         if (dy == nullptr) {
+#pragma omp simd
           for (int64_t j = 0; j < c; ++j) {
-            const float d = xr[j] - x[j];
+            const float d = Load(xr + j) - Load(x + j);
             a1[j] += d;
             a2[j] += d * d;
           }
         } else {
           const float* gr = dy + r * c;
+#pragma omp simd
           for (int64_t j = 0; j < c; ++j) {
-            const float d = xr[j] - x[j], g = gr[j];
+            const float d = Load(xr + j) - Load(x + j), g = gr[j];
             a1[j] += d;
             a2[j] += d * d;
             ad[j] += g;
@@ -323,103 +336,127 @@ void ChannelSumsNhwc(const float* x, const float* dy, int64_t rows, int64_t c, s
 }
 
 // y[r, j] = x[r, j] * a[j] + b[j] (and + k2[j] * x2[r, j] when x2 is given), rows split across threads.
-// float32 rounded to bfloat16, nearest even (oneDNN's f32 -> bf16 reorder rounds the same way); a NaN stays a NaN.
-inline uint16_t RoundToBf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof(u));
-  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
-}
-
+// float32 stored as float32, or rounded to bfloat16 (nearest even, as oneDNN's f32 -> bf16 reorder; cpu/bf16.h).
 inline void Store(float* y, float v) { *y = v; }
-inline void Store(uint16_t* y, float v) { *y = RoundToBf16(v); }
+inline void Store(uint16_t* y, float v) { *y = FloatToBf16(v); }
 
-template <typename Out>
-void AffineRowsNhwc(const float* x, const float* x2, const float* a, const float* b, const float* k2, Out* y,
-                    int64_t rows, int64_t c) {
+// x and x2 float32 or bfloat16 (In, In2), y float32 or bfloat16 (Out).
+template <typename In, typename In2, typename Out>
+void AffineRowsNhwc(const In* x, const In2* x2, const float* a, const float* b, const float* k2, Out* y, int64_t rows,
+                    int64_t c) {
   ParallelFor(rows, std::max<int64_t>(1, 16384 / c), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      const float* xr = x + r * c;
+      const In* xr = x + r * c;
       Out* yr = y + r * c;
       if (x2 == nullptr) {
-        for (int64_t j = 0; j < c; ++j) Store(yr + j, xr[j] * a[j] + b[j]);
+#pragma omp simd
+        for (int64_t j = 0; j < c; ++j) Store(yr + j, Load(xr + j) * a[j] + b[j]);
       } else {
-        const float* zr = x2 + r * c;
-        for (int64_t j = 0; j < c; ++j) Store(yr + j, xr[j] * a[j] + zr[j] * k2[j] + b[j]);
+        const In2* zr = x2 + r * c;
+#pragma omp simd
+        for (int64_t j = 0; j < c; ++j) Store(yr + j, Load(xr + j) * a[j] + Load(zr + j) * k2[j] + b[j]);
       }
     }
   });
 }
 
-class BatchNormTrainingNhwc final : public Kernel {
+// The tensor's data as float32 or bfloat16 (uint16_t), by `bf16`; `f(ptr)` is called with the one it is.
+template <typename F>
+void WithFloatOrBf16(const Tensor& t, bool bf16, F&& f) {
+  if (bf16) {
+    f(static_cast<const uint16_t*>(t.raw_data()));
+  } else {
+    f(t.data<float>());
+  }
+}
+
+// X float32, or bfloat16 where the plan stores it so (the output of a bfloat16 convolution: Bf16InputKernel); Y
+// float32, or bfloat16 where every reader takes it so (Bf16OutputKernel). The statistics and y = x * a + b are
+// float32 either way.
+class BatchNormTrainingNhwc final : public Kernel, public Bf16InputKernel, public Bf16OutputKernel {
  public:
-  BatchNormTrainingNhwc(Shape x, float eps, float momentum) : x_(std::move(x)), eps_(eps), momentum_(momentum) {}
+  BatchNormTrainingNhwc(Shape x, float eps, float momentum, bool bf16_x, bool bf16_y)
+      : x_(std::move(x)), eps_(eps), momentum_(momentum), bf16_x_(bf16_x), bf16_y_(bf16_y) {}
   std::string_view name() const override { return "cpu"; }
+  bool reads_bf16(int input) const override { return input == 0; }
 
   Status Run(KernelContext& ctx) const override {
     const int64_t c = x_[3], rows = x_[0] * x_[1] * x_[2];
-    STRATA_RETURN_IF_ERROR(CheckForwardInputs(ctx, x_, c));
-    const float* px = ctx.input(0).data<float>();
+    STRATA_RETURN_IF_ERROR(CheckForwardInputs(ctx, x_, c, bf16_x_ ? DType::kBFloat16 : DType::kFloat32));
     const float* scale = ctx.input(1).data<float>();
     const float* bias = ctx.input(2).data<float>();
-    std::vector<double> sums;
-    ChannelSumsNhwc(px, nullptr, rows, c, &sums);
-    std::vector<float> mean(c), var(c), a(c), b(c);
-    const double m = static_cast<double>(rows);
-    for (int64_t j = 0; j < c; ++j) {
-      ChannelMoments(sums[j], sums[c + j], px[j], m, &mean[j], &var[j]);
-      a[j] = scale[j] / std::sqrt(var[j] + eps_);
-      b[j] = bias[j] - mean[j] * a[j];
-    }
-    STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, DType::kFloat32, x_));
-    AffineRowsNhwc(px, nullptr, a.data(), b.data(), nullptr, y->data<float>(), rows, c);
+    STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, bf16_y_ ? DType::kBFloat16 : DType::kFloat32, x_));
+    std::vector<float> mean(c), var(c);
+    WithFloatOrBf16(ctx.input(0), bf16_x_, [&](const auto* px) {
+      std::vector<double> sums;
+      ChannelSumsNhwc(px, nullptr, rows, c, &sums);
+      std::vector<float> a(c), b(c);
+      const double m = static_cast<double>(rows);
+      for (int64_t j = 0; j < c; ++j) {
+        ChannelMoments(sums[j], sums[c + j], Load(px + j), m, &mean[j], &var[j]);
+        a[j] = scale[j] / std::sqrt(var[j] + eps_);
+        b[j] = bias[j] - mean[j] * a[j];
+      }
+      constexpr const float* kNone = nullptr;
+      if (bf16_y_) {
+        AffineRowsNhwc(px, kNone, a.data(), b.data(), nullptr, static_cast<uint16_t*>(y->raw_data()), rows, c);
+      } else {
+        AffineRowsNhwc(px, kNone, a.data(), b.data(), nullptr, y->data<float>(), rows, c);
+      }
+    });
     return WriteRunningStats(ctx, mean, var, momentum_);
   }
 
  private:
   Shape x_;
   float eps_, momentum_;
+  bool bf16_x_, bf16_y_;
 };
 
 // dX in float32, or in bfloat16 when the plan stores it so (its readers, the bfloat16 backward convolutions, round
 // their dY to bfloat16 anyway: ops/bf16_output.h).
-class BatchNormTrainingGradNhwc final : public Kernel, public Bf16OutputKernel {
+// X (input 1) float32, or bfloat16 where the plan stores it so (Bf16InputKernel), as for the forward.
+class BatchNormTrainingGradNhwc final : public Kernel, public Bf16InputKernel, public Bf16OutputKernel {
  public:
-  BatchNormTrainingGradNhwc(Shape x, float eps, bool bf16_dx) : x_(std::move(x)), eps_(eps), bf16_dx_(bf16_dx) {}
+  BatchNormTrainingGradNhwc(Shape x, float eps, bool bf16_x, bool bf16_dx)
+      : x_(std::move(x)), eps_(eps), bf16_x_(bf16_x), bf16_dx_(bf16_dx) {}
   std::string_view name() const override { return "cpu"; }
+  bool reads_bf16(int input) const override { return input == 1; }
 
   Status Run(KernelContext& ctx) const override {
     const int64_t c = x_[3], rows = x_[0] * x_[1] * x_[2];
-    STRATA_RETURN_IF_ERROR(CheckGradInputs(ctx, x_, c));
+    STRATA_RETURN_IF_ERROR(CheckGradInputs(ctx, x_, c, bf16_x_ ? DType::kBFloat16 : DType::kFloat32));
     const float* pdy = ctx.input(0).data<float>();
-    const float* px = ctx.input(1).data<float>();
     const float* scale = ctx.input(2).data<float>();
-    std::vector<double> sums;
-    ChannelSumsNhwc(px, pdy, rows, c, &sums);
-    std::vector<float> dscale(c), dbias(c), k1(c), k2(c), k3(c);
-    const double m = static_cast<double>(rows);
-    for (int64_t j = 0; j < c; ++j) {
-      const Sums sj{sums[j], sums[c + j], sums[2 * c + j], sums[3 * c + j]};
-      const ChannelGrad k = ChannelGradient(sj, px[j], m, scale[j], eps_);
-      dbias[j] = k.dbias;
-      dscale[j] = k.dscale;
-      k1[j] = k.k1;
-      k2[j] = k.k2;
-      k3[j] = k.k3;
-    }
+    std::vector<float> dscale(c), dbias(c);
     STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, bf16_dx_ ? DType::kBFloat16 : DType::kFloat32, x_));
-    if (bf16_dx_) {
-      AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), static_cast<uint16_t*>(dx->raw_data()), rows, c);
-    } else {
-      AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), dx->data<float>(), rows, c);
-    }
+    WithFloatOrBf16(ctx.input(1), bf16_x_, [&](const auto* px) {
+      std::vector<double> sums;
+      ChannelSumsNhwc(px, pdy, rows, c, &sums);
+      std::vector<float> k1(c), k2(c), k3(c);
+      const double m = static_cast<double>(rows);
+      for (int64_t j = 0; j < c; ++j) {
+        const Sums sj{sums[j], sums[c + j], sums[2 * c + j], sums[3 * c + j]};
+        const ChannelGrad k = ChannelGradient(sj, Load(px + j), m, scale[j], eps_);
+        dbias[j] = k.dbias;
+        dscale[j] = k.dscale;
+        k1[j] = k.k1;
+        k2[j] = k.k2;
+        k3[j] = k.k3;
+      }
+      if (bf16_dx_) {
+        AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), static_cast<uint16_t*>(dx->raw_data()), rows, c);
+      } else {
+        AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), dx->data<float>(), rows, c);
+      }
+    });
     return WriteParameterGrads(ctx, dscale, dbias);
   }
 
  private:
   Shape x_;
   float eps_;
-  bool bf16_dx_;
+  bool bf16_x_, bf16_dx_;
 };
 
 }  // namespace
@@ -474,9 +511,19 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const Kern
   std::vector<ValueType> ins(init.inputs.begin(), init.inputs.end());
   const PartialShape& t = ins[0].shape;
   ins[0].shape = PartialShape::Of({t.dims[0], t.dims[3], t.dims[1], t.dims[2]});
-  STRATA_RETURN_IF_ERROR(CreateBatchNormTraining(KernelInit{wrapped, ins, init.outputs}).status());
-  return std::unique_ptr<Kernel>(std::make_unique<BatchNormTrainingNhwc>(
-      init.inputs[0].shape.ToShape(), node.GetFloat("epsilon", 1e-5f), node.GetFloat("momentum", 0.9f)));
+  // X and Y: float32, or bfloat16 where the plan stores them so (ops/bf16_output.h); the checks below see float32.
+  const bool bf16_x = ins[0].dtype == DType::kBFloat16;
+  if (bf16_x) ins[0].dtype = DType::kFloat32;
+  std::vector<ValueType> outs(init.outputs.begin(), init.outputs.end());
+  const bool bf16_y = !outs.empty() && outs[0].dtype == DType::kBFloat16;
+  if (bf16_y) outs[0].dtype = DType::kFloat32;
+  for (const ValueType& o : outs)
+    if (o.dtype != DType::kUndefined && o.dtype != DType::kFloat32)
+      return Decline(op, "an output is neither float32 nor a bfloat16 Y");
+  STRATA_RETURN_IF_ERROR(CreateBatchNormTraining(KernelInit{wrapped, ins, outs}).status());
+  return std::unique_ptr<Kernel>(
+      std::make_unique<BatchNormTrainingNhwc>(init.inputs[0].shape.ToShape(), node.GetFloat("epsilon", 1e-5f),
+                                              node.GetFloat("momentum", 0.9f), bf16_x, bf16_y));
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init) {
@@ -494,6 +541,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const 
     const PartialShape t = ins[i].shape;
     if (t.rank_known && t.rank() == 4) ins[i].shape = PartialShape::Of({t.dims[0], t.dims[3], t.dims[1], t.dims[2]});
   }
+  // X: float32, or bfloat16 where the plan stores it so (ops/bf16_output.h); the checks below see float32.
+  const bool bf16_x = ins[1].dtype == DType::kBFloat16;
+  if (bf16_x) ins[1].dtype = DType::kFloat32;
   // dX: float32, or bfloat16 where the plan stores it so (ops/bf16_output.h); the checks below see float32.
   std::vector<ValueType> outs(init.outputs.begin(), init.outputs.end());
   const bool bf16_dx = !outs.empty() && outs[0].dtype == DType::kBFloat16;
@@ -503,7 +553,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const 
       return Decline(op, "an output is neither float32 nor a bfloat16 dX");
   STRATA_RETURN_IF_ERROR(CreateBatchNormTrainingGrad(KernelInit{wrapped, ins, outs}).status());
   return std::unique_ptr<Kernel>(std::make_unique<BatchNormTrainingGradNhwc>(
-      init.inputs[1].shape.ToShape(), node.GetFloat("epsilon", 1e-5f), bf16_dx));
+      init.inputs[1].shape.ToShape(), node.GetFloat("epsilon", 1e-5f), bf16_x, bf16_dx));
 }
 
 }  // namespace strata::ops::cpu::STRATA_CPU_NS

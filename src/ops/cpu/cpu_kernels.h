@@ -55,6 +55,12 @@ StatusOr<DepthwiseGradShapes> ReadDepthwiseGradShapes(const KernelInit& init, St
 // reference's order, split across threads.
 StatusOr<std::unique_ptr<Kernel>> CreateSum(const KernelInit& init);
 
+// relu_bf16.cc: Relu whose X or Y is a bfloat16 activation (Plan::StoreBf16; the other float32 or bfloat16), and
+// strata.ReluGrad(dY, Y) with Y bfloat16 (dY, dX float32), any shape known at plan time; the reference's arithmetic.
+// The float32 nodes are the oneDNN kernels'.
+StatusOr<std::unique_ptr<Kernel>> CreateReluBf16(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateReluGradBf16(const KernelInit& init);
+
 // quantize_linear.cc: QuantizeLinear of float32 with a constant per-tensor scale and zero point (uint8/int8),
 // vectorised, bit-exact with the reference.
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);

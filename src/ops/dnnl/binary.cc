@@ -2,6 +2,8 @@
 // second source, so a broadcast first operand is swapped in for the commutative ops and declined for Sub/Div.
 // Min/Max fall back on the reference kernel for inputs holding NaN (oneDNN returns the other operand, the reference
 // propagates NaN).
+#include <algorithm>
+
 #include "ops/defs/fused/fused_util.h"
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/dnnl/dnnl_kernels.h"
@@ -57,7 +59,12 @@ const BinaryOp* FindBinary(std::string_view name) {
 
 // strata.FusedElementwise: one binary primitive with the later steps as post-ops, or (when oneDNN has no
 // implementation for those post-ops) the same steps as separate primitives working in place on the output.
-Status BuildFusedElementwise(PrimitiveKernel& k, const ElementwiseSteps& steps, const Shape& y) {
+// `types`: oneDNN's type of each input and of the output (float32, or bfloat16 activations: Plan::StoreBf16), which
+// only the one-primitive form takes.
+Status BuildFusedElementwise(PrimitiveKernel& k, const ElementwiseSteps& steps, const Shape& y,
+                             const std::vector<dnnl::memory::data_type>& types) {
+  const auto f32 = dnnl::memory::data_type::f32;
+  const bool any_bf16 = std::any_of(types.begin(), types.end(), [&](auto t) { return t != f32; });
   const int rank = std::max(1, y.rank());
   const Dims yd = Padded(y, rank);
   const BinaryOp* first = FindBinary(steps.ops[0]);
@@ -67,8 +74,9 @@ Status BuildFusedElementwise(PrimitiveKernel& k, const ElementwiseSteps& steps, 
     std::swap(a, b);
   }
   if (Padded(k.input_shape(a), rank) != yd) return Decline("neither operand has the output's shape");
-  const Md md_a = PlainMd(Padded(k.input_shape(a), rank)), md_b = PlainMd(Padded(k.input_shape(b), rank));
-  const Md dst = PlainMd(yd);
+  const Md md_a = PlainMd(Padded(k.input_shape(a), rank), types[a]),
+           md_b = PlainMd(Padded(k.input_shape(b), rank), types[b]);
+  const Md dst = PlainMd(yd, types.back());
   // Post-op operands and eltwise specs, step by step.
   dnnl::post_ops po;
   std::vector<std::pair<int, int>> post_args;  // post-op index -> node input
@@ -78,13 +86,15 @@ Status BuildFusedElementwise(PrimitiveKernel& k, const ElementwiseSteps& steps, 
   for (size_t i = 1; i < steps.ops.size(); ++i) {
     if (steps.acts[i].op.empty()) {
       post_args.emplace_back(po.len(), next);
-      po.append_binary(FindBinary(steps.ops[i])->alg, PlainMd(Padded(k.input_shape(next++), rank)));
+      po.append_binary(FindBinary(steps.ops[i])->alg, PlainMd(Padded(k.input_shape(next), rank), types[next]));
+      ++next;
     } else {
       STRATA_ASSIGN_OR_RETURN(elt[i], EltwiseFor(steps.acts[i].op, steps.acts[i].alpha, steps.acts[i].beta));
       drops_nan |= elt[i].drops_nan;
       AppendEltwise(&po, elt[i]);
     }
   }
+  if (drops_nan && any_bf16) return Decline("bfloat16 activations with an activation that drops NaN");
   if (drops_nan) {
     std::vector<int> all;
     for (int i = 0; i < steps.num_inputs; ++i) all.push_back(i);
@@ -104,12 +114,16 @@ Status BuildFusedElementwise(PrimitiveKernel& k, const ElementwiseSteps& steps, 
   if (pd) {  // one primitive
     std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC_0, sa}, {DNNL_ARG_SRC_1, sb}, {DNNL_ARG_DST, out}};
     for (const auto& [idx, input] : post_args) {
-      const Md md = PlainMd(Padded(k.input_shape(input), rank));
+      const Md md = PlainMd(Padded(k.input_shape(input), rank), types[input]);
       args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1, k.Input(input, md, &md));
     }
     k.Add(dnnl::binary(pd), pd, std::move(args));
+    // Its inputs and output may be bfloat16 activations, which the one primitive takes (oneDNN converts as it reads
+    // and writes; the arithmetic is float32).
+    k.set_bf16_variant((1u << std::min(steps.num_inputs, 31)) - 1, true);
     return Status::OK();
   }
+  if (any_bf16) return Decline("bfloat16 activations need the one-primitive form");
   // Step by step, in place on the output.
   dnnl::binary::primitive_desc pd0(dnnl::binary::desc(first->alg, md_a, md_b, dst), Attr(), CpuEngine());
   k.Add(dnnl::binary(pd0), pd0, {{DNNL_ARG_SRC_0, sa}, {DNNL_ARG_SRC_1, sb}, {DNNL_ARG_DST, out}});
@@ -140,9 +154,19 @@ StatusOr<std::unique_ptr<Kernel>> CreateFusedElementwise(const KernelInit& init)
   auto steps = ReadElementwiseSteps(init.node);
   if (!steps.ok()) return Decline(steps.status().message());
   if (static_cast<int>(init.inputs.size()) != steps->num_inputs) return Decline("input count does not match the steps");
-  STRATA_RETURN_IF_ERROR(RequireFloat32(init));
+  // Every input and the output float32, or bfloat16 where the plan stores them so.
+  std::vector<ValueType> ins(init.inputs.begin(), init.inputs.end()), outs(init.outputs.begin(), init.outputs.end());
+  std::vector<dnnl::memory::data_type> types;
+  for (std::vector<ValueType>* vts : {&ins, &outs})
+    for (ValueType& vt : *vts) {
+      types.push_back(FloatType(vt.dtype == DType::kBFloat16 ? DType::kBFloat16 : DType::kFloat32));
+      if (vt.dtype == DType::kBFloat16) vt.dtype = DType::kFloat32;
+    }
+  if (outs.size() != 1) return Decline("needs one output");
+  STRATA_RETURN_IF_ERROR(RequireFloat32(KernelInit{init.node, ins, outs}));
   STRATA_ASSIGN_OR_RETURN(Shape y, KnownShape(init.outputs[0], "output"));
-  return BuildKernel(init, "FusedElementwise", [&](PrimitiveKernel& k) { return BuildFusedElementwise(k, *steps, y); });
+  return BuildKernel(init, "FusedElementwise",
+                     [&](PrimitiveKernel& k) { return BuildFusedElementwise(k, *steps, y, types); });
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateBinary(const KernelInit& init) {

@@ -147,13 +147,18 @@ auto WinogradOrDirect(const KernelInit& init, const ConvShapes& s, bool nhwc, co
       [&] { return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_direct); });
 }
 
-// RequireFloat32 but for the shape input, except that dY may be a bfloat16 activation (Plan::StoreBf16): whether it is.
-StatusOr<bool> CheckTypes(const KernelInit& init) {
-  const bool bf16_dy = !init.inputs.empty() && init.inputs[0].dtype == DType::kBFloat16;
+// RequireFloat32 but for the shape input, except that dY (and with `x_may_be_bf16`, backward weights' X) may be a
+// bfloat16 activation (Plan::StoreBf16): whether one is.
+StatusOr<bool> CheckTypes(const KernelInit& init, bool x_may_be_bf16 = false) {
   std::vector<ValueType> ins(init.inputs.begin(), init.inputs.end());
-  if (bf16_dy) ins[0].dtype = DType::kFloat32;
+  bool any = false;
+  for (int i : {0, 1}) {
+    if (i >= static_cast<int>(ins.size()) || ins[i].dtype != DType::kBFloat16 || (i == 1 && !x_may_be_bf16)) continue;
+    ins[i].dtype = DType::kFloat32;
+    any = true;
+  }
   STRATA_RETURN_IF_ERROR(RequireFloat32(KernelInit{init.node, ins, init.outputs}, {2}));
-  return bf16_dy;
+  return any;
 }
 
 // Builds with `build(bf16)`: in bfloat16 when UseBf16 says so, falling back on float32 when oneDNN declines that.
@@ -240,7 +245,11 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& in
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& init, bool nhwc) {
-  STRATA_ASSIGN_OR_RETURN(const bool bf16_dy, CheckTypes(init));
+  STRATA_RETURN_IF_ERROR(CheckTypes(init, /*x_may_be_bf16=*/true).status());
+  // A bfloat16 dY needs the bfloat16 kernel; a bfloat16 X is also read by the float32 one, through the reorder into
+  // its blocked layout that it runs on every X anyway (the backward weights that stay float32: Bf16BackwardWeightsPays).
+  const bool bf16_dy = init.inputs[0].dtype == DType::kBFloat16;
+  const bool bf16_x = init.inputs[1].dtype == DType::kBFloat16;
   STRATA_ASSIGN_OR_RETURN(ConvShapes s, Shapes(init, /*data=*/false, nhwc));
   const bool bias = init.node.has_output(1);
   return WithBf16(init, bf16_dy, [&](bool bf16) -> StatusOr<std::unique_ptr<Kernel>> {
@@ -252,7 +261,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& 
       [&](PrimitiveKernel& k) -> Status {
         const Md w_user = WeightsMd(s.w, s.group);
         const Md w_any = AnyMd(w_user.dims());  // dW: float32 in both precisions
-        const Md x_user = ActivationMd(s.x, nhwc);
+        const Md x_user = ActivationMd(s.x, nhwc, FloatType(init.inputs[1].dtype));
         const Md y_user = ActivationMd(s.y, nhwc, FloatType(init.inputs[0].dtype));
         const Md bias_md = bias ? PlainMd(Dims{s.w[0]}) : Md();
         auto make = [&](const Md& x, const Md& y, Alg alg) {
@@ -271,6 +280,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& 
         std::vector<std::pair<int, int>> args;
         args.emplace_back(DNNL_ARG_DIFF_DST, k.Input(0, pd.diff_dst_desc(), &y_user));
         args.emplace_back(DNNL_ARG_SRC, k.Input(1, pd.src_desc(), &x_user));
+        // float32: X may be a bfloat16 activation where it is reordered anyway (ops/bf16_output.h).
+        if (!bf16 && (bf16_x || pd.src_desc() != ActivationMd(s.x, nhwc))) k.set_bf16_variant(1u << 1, false);
         // Both outputs come out of the one primitive: bind the bias (plain) first, then the weights, whose reorder (if
         // the primitive prefers a blocked layout) follows the primitive.
         if (bias) args.emplace_back(DNNL_ARG_DIFF_BIAS, k.Output(1, Shape{s.w[0]}, pd.diff_bias_desc()));

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/bf16_output.h"
 #include "ops/inplace.h"
 #include "ops/op.h"
 
@@ -137,7 +138,7 @@ void LogStaysFloat32(const KernelInit& init, const Status& why);
 
 // ---- PrimitiveKernel ----
 
-class PrimitiveKernel final : public Kernel, public InplaceKernel {
+class PrimitiveKernel final : public Kernel, public InplaceKernel, public Bf16InputKernel, public Bf16OutputKernel {
  public:
   // Records the node's input and output types; the kernel is then built with the calls below.
   explicit PrimitiveKernel(const KernelInit& init, std::string name = "dnnl");
@@ -178,6 +179,14 @@ class PrimitiveKernel final : public Kernel, public InplaceKernel {
   Status Run(KernelContext& ctx) const override;
   std::string_view name() const override { return name_; }
   bool computes_bf16() const override { return name_ == kBf16KernelName; }
+  // A float32 kernel whose node another kernel of the op also computes with bfloat16 activations (Plan::StoreBf16):
+  // input i (bit i of `inputs`) and, with `output`, output 0 may then be stored in bfloat16 (ops/bf16_output.h).
+  void set_bf16_variant(uint32_t inputs, bool output) {
+    bf16_inputs_ = inputs;
+    bf16_output_ = output;
+  }
+  bool reads_bf16(int input) const override { return input >= 0 && input < 32 && ((bf16_inputs_ >> input) & 1u); }
+  bool writes_bf16() const override { return bf16_output_; }
   void set_name(std::string name) { name_ = std::move(name); }
   size_t scratch_bytes() const override { return arena_bytes_; }
   int inplace_input() const override { return inplace_input_; }
@@ -222,6 +231,8 @@ class PrimitiveKernel final : public Kernel, public InplaceKernel {
   ComputeFn reference_ = nullptr;
   bool serial_ = false;
   int inplace_input_ = -1;
+  uint32_t bf16_inputs_ = 0;
+  bool bf16_output_ = false;
   std::vector<int> nan_guarded_;
   bool nan_guard_nonfinite_ = false;
   std::vector<Shape> input_shapes_;  // empty Shape for omitted inputs

@@ -54,6 +54,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateEltwise(const KernelInit& init) {
     const int src = k.Input(0, md);
     const int dst = k.Output(0, x, md);
     k.Add(dnnl::eltwise_forward(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    // X and Y may be bfloat16 activations, which the hand-written kernel computes (cpu/relu_bf16.cc).
+    if (op == "Relu") k.set_bf16_variant(1u << 0, true);
     if (e.chained) {
       dnnl::eltwise_forward::primitive_desc pd2(
           dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, e.alg2, md, e.alpha2, e.beta2), Attr(),
