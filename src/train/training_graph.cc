@@ -106,16 +106,33 @@ Status Finish(CompiledGraph* cg, graph::Graph graph, const TrainerOptions& optio
   return Status::OK();
 }
 
+// For the fusions below: how many times each value is read (graph outputs count), and which node makes it.
+struct ValueUses {
+  std::map<std::string, int> uses;
+  std::map<std::string, size_t> producer;
+};
+ValueUses IndexValueUses(const graph::Graph& g) {
+  ValueUses v;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const std::string& in : g.nodes[i].inputs) ++v.uses[in];
+    for (const std::string& out : g.nodes[i].outputs) v.producer[out] = i;
+  }
+  for (const graph::ValueInfo& o : g.outputs) ++v.uses[o.name];
+  return v;
+}
+
+// Removes the nodes marked in `drop` (indexed like g.nodes), keeping the others' order.
+void DropNodes(graph::Graph& g, const std::vector<bool>& drop) {
+  std::vector<graph::Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+}
+
 // ReluGrad(MaxPoolGrad(dY, Y), Y) -> MaxPoolGrad(dY, Y, relu_input=1): the pool's gradient already lands only on
 // window maxima, so checking the maximum's sign there replaces a whole pass over the Relu output (bitwise the same).
 void FuseReluIntoMaxPoolGrad(graph::Graph& g) {
-  std::map<std::string, int> uses;
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const std::string& in : g.nodes[i].inputs) ++uses[in];
-    for (const std::string& out : g.nodes[i].outputs) producer[out] = i;
-  }
-  for (const graph::ValueInfo& o : g.outputs) ++uses[o.name];
+  auto [uses, producer] = IndexValueUses(g);
   std::vector<bool> drop(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const graph::Node& relu = g.nodes[i];
@@ -130,10 +147,7 @@ void FuseReluIntoMaxPoolGrad(graph::Graph& g) {
     pool.outputs[0] = relu.outputs[0];
     drop[i] = true;
   }
-  std::vector<graph::Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
+  DropNodes(g, drop);
 }
 
 // Mul(x, Sigmoid(x)) -> strata.Swish(x) where the Sigmoid's output has no other reader (Keras's swish / silu
@@ -141,13 +155,7 @@ void FuseReluIntoMaxPoolGrad(graph::Graph& g) {
 // Muls, a SigmoidGrad and a Sum, and the forward pass makes one pass over x instead of two. Same values up to
 // rounding (the reference computes x * sigmoid(x) exactly as before). The Mul keeps its name and output.
 void FuseSwish(graph::Graph& g) {
-  std::map<std::string, int> uses;
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const std::string& in : g.nodes[i].inputs) ++uses[in];
-    for (const std::string& out : g.nodes[i].outputs) producer[out] = i;
-  }
-  for (const graph::ValueInfo& o : g.outputs) ++uses[o.name];
+  auto [uses, producer] = IndexValueUses(g);
   std::vector<bool> drop(g.nodes.size(), false);
   for (graph::Node& mul : g.nodes) {
     if (!mul.domain.empty() || mul.op_type != "Mul" || mul.inputs.size() != 2 || mul.outputs.size() != 1) continue;
@@ -166,10 +174,7 @@ void FuseSwish(graph::Graph& g) {
       break;
     }
   }
-  std::vector<graph::Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
+  DropNodes(g, drop);
 }
 
 // The class count of each model output whose last dimension is static (what sparse labels index).
