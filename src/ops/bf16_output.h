@@ -1,4 +1,5 @@
-// An optional interface a Kernel may also implement: it computes in float32 but can write output 0 in bfloat16.
+// An optional interface a Kernel may also implement: it computes in float32 but can write output 0 in bfloat16; and
+// whether bfloat16 kernels run at all (NativeBf16Kernels).
 #pragma once
 
 namespace strata::ops {
@@ -11,5 +12,11 @@ class Bf16OutputKernel {
  public:
   virtual ~Bf16OutputKernel() = default;
 };
+
+// Whether the convolution and matmul kernels compute in bfloat16 under --precision bf16: oneDNN is built in and this
+// CPU runs its native bfloat16 kernels (onednn::NativeBf16). The hand-written kernels that may take bfloat16
+// activations under that precision (the channels-last MaxPool and GlobalAveragePool) ask it, so that without native
+// kernels the model stays float32 throughout, bit-equal to --precision fp32.
+bool NativeBf16Kernels();
 
 }  // namespace strata::ops
