@@ -37,7 +37,8 @@ done
 import statistics, sys
 rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 base = sys.argv[2] == "1"
-head = "| round | fp32 median ms | fp32 CPU ms/run | bf16 median ms | bf16 CPU ms/run | fp32/bf16 wall | fp32/bf16 CPU |"
+head = ("| round | fp32 median ms | fp32 CPU ms/run | bf16 median ms | bf16 CPU ms/run | fp32/bf16 wall "
+        "| fp32/bf16 CPU |")
 if base:
     head += " base bf16 median ms | base bf16 CPU ms/run | fp32/base bf16 wall | fp32/base bf16 CPU |"
 print(head)

@@ -666,6 +666,27 @@ TEST(CpuBf16PoolTest, GlobalAveragePoolReadsBf16) {
   EXPECT_NE(big.status().message().find("4160 pixels"), std::string::npos) << big.status().ToString();
 }
 
+// The op harness's rows under bf16 precision (float32 X and Y: what the kernels run where the plan keeps the
+// values float32): inference, the reference kernel and the session executor, with the kernels named cpu-bf16.
+TEST(CpuBf16PoolTest, HarnessRowsUnderBf16Precision) {
+  if (Bf16Name() != "dnnl-bf16") GTEST_SKIP() << "no avx512_bf16: the pools stay float32";
+  OpCase max = ChannelsLastCase("MaxPool 3x3/2 pad 1, C 80", "MaxPool", "", {RandomF({2, 11, 10, 80}, 270)},
+                                {{"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})},
+                                 {"pads", AInts({1, 1, 1, 1})}},
+                                "cpu");
+  max.precision = Precision::kBf16;
+  max.kernel_name = "cpu-bf16";
+  max.rtol = max.atol = 0;  // the maximum is exact
+  RunOpCase(max);
+  OpCase gap = ChannelsLastCase("GlobalAveragePool 7x7, C 80", "GlobalAveragePool", "", {RandomF({3, 7, 7, 80}, 271)},
+                                {}, "cpu");
+  gap.precision = Precision::kBf16;
+  gap.kernel_name = "cpu-bf16";
+  gap.rtol = 1e-6;
+  gap.atol = 1e-7;
+  RunOpCase(gap);
+}
+
 // A ResNet-like stem and head: conv 7x7/2 + relu, max pool 3x3/2, conv 1x1 + relu, conv 3x3 + relu, global average
 // pool, Flatten, Gemm. Under bf16 the stem's output (read by the max pool), the pool's output and the last
 // convolution's output (read by the global pool) are stored in bfloat16.
