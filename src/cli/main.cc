@@ -35,8 +35,8 @@ void AddPrecisionOption(CLI::App* cmd, graph::Precision* out) {
   cmd->add_option_function<std::string>(
          "--precision", [out](const std::string& v) { *out = graph::ParsePrecision(v).value(); },
          "fp32 (default); bf16: convolutions and matmuls compute in bfloat16 with float32 accumulation (weights "
-         "converted once at load; activations between convolutions stored in bfloat16; inputs, outputs and other "
-         "ops stay float32; float32 with a warning on a CPU without avx512_bf16)")
+         "converted once at load; activations between convolutions and max pools stored in bfloat16; inputs, "
+         "outputs and other ops stay float32; float32 with a warning on a CPU without avx512_bf16)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
 }
 

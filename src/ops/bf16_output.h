@@ -1,5 +1,6 @@
 // Optional interfaces a Kernel may also implement: it computes in float32 but can write output 0 in bfloat16
-// (Bf16OutputKernel), or read some of its inputs in bfloat16 (Bf16InputKernel).
+// (Bf16OutputKernel), or read some of its inputs in bfloat16 (Bf16InputKernel); and whether bfloat16 kernels run at
+// all (NativeBf16Kernels).
 #pragma once
 
 namespace strata::ops {
@@ -28,5 +29,11 @@ class Bf16InputKernel {
   virtual ~Bf16InputKernel() = default;
   virtual bool reads_bf16(int input) const = 0;
 };
+
+// Whether the convolution and matmul kernels compute in bfloat16 under --precision bf16: oneDNN is built in and this
+// CPU runs its native bfloat16 kernels (onednn::NativeBf16). The hand-written kernels that may take bfloat16
+// activations under that precision (the channels-last MaxPool and GlobalAveragePool) ask it, so that without native
+// kernels the model stays float32 throughout, bit-equal to --precision fp32.
+bool NativeBf16Kernels();
 
 }  // namespace strata::ops

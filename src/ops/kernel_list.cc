@@ -1,6 +1,7 @@
 // Every fast kernel, attached to its op in priority order (first that accepts a node wins; the reference kernel is
 // the last resort). src/ops/dnnl/ is the only place that includes oneDNN; with STRATA_WITH_DNNL off the reference
 // kernels run alone.
+#include "ops/bf16_output.h"
 #include "ops/fast/shape_kernels.h"
 #include "ops/int8_support.h"
 #include "ops/op.h"
@@ -79,6 +80,14 @@ static void RegisterFastKernels(OpRegistry* r) {
     r->AddKernel("", op, KernelEntry{"view", fast::CreateView});
   r->AddKernel("", "Slice", KernelEntry{"fast", fast::CreateSlice});
   r->AddKernel("", "Transpose", KernelEntry{"view", fast::CreateTransposeView});
+}
+
+bool NativeBf16Kernels() {
+#ifdef STRATA_WITH_DNNL
+  return onednn::NativeBf16();
+#else
+  return false;
+#endif
 }
 
 bool Int8ConvolutionsAvailable() {

@@ -939,6 +939,247 @@ TEST(DnnlBf16Test, FusedAddReluWithBf16Activations) {
   ExpectClose(ref[0], got[0], kBf16Tol, "conv2 output");
 }
 
+// ---- the channels-last pools under bf16 (src/ops/cpu/max_pool_nhwc.cc, global_avg_pool_nhwc.cc) ----
+
+// A strata.ChannelsLast node wrapping `op` (X and Y [N, H, W, C]).
+graph::Node ChannelsLastPoolNode(const char* op, AttributeMap attrs) {
+  attrs["op"] = AString(op);
+  return {.name = "pool",
+          .op_type = "ChannelsLast",
+          .domain = "strata",
+          .inputs = {"x"},
+          .outputs = {"y"},
+          .attrs = std::move(attrs),
+          .opset = 1};
+}
+
+// Creates the registered "cpu" kernel of `node` for X of x's type and shape and Y of type `y_type` under `precision`,
+// as the plan does, and runs it on x; `name` gets Kernel::name() and `bf16` Kernel::computes_bf16().
+StatusOr<Tensor> RunCpuPool(const graph::Node& node, const Tensor& x, DType y_type, Precision precision,
+                            std::string* name = nullptr, bool* bf16 = nullptr) {
+  const ops::OpSchema* schema = ops::OpRegistry::Global().Find("strata", "ChannelsLast");
+  if (schema == nullptr) return NotFoundError("strata.ChannelsLast is not registered");
+  const std::vector<ops::ValueType> in = {{x.dtype(), PartialShape::Of(x.shape()), nullptr}};
+  const std::vector<ops::ValueType> out = {{y_type, PartialShape::Unknown(), nullptr}};
+  for (const ops::KernelEntry& entry : schema->kernels) {
+    if (entry.name != "cpu") continue;
+    STRATA_ASSIGN_OR_RETURN(auto kernel,
+                            entry.create(ops::KernelInit{node, in, out, graph::ConvAlgorithm::kAuto, precision}));
+    if (name != nullptr) *name = std::string(kernel->name());
+    if (bf16 != nullptr) *bf16 = kernel->computes_bf16();
+    const graph::ValueLookup none = [](const std::string&) -> const Tensor* { return nullptr; };
+    const std::vector<const Tensor*> inputs = {&x};  // the context keeps a reference
+    graph::DynamicKernelContext ctx(node, inputs, DefaultAllocator(), &none);
+    STRATA_RETURN_IF_ERROR(kernel->Run(ctx));
+    return ctx.outputs()[0];
+  }
+  return NotFoundError("no cpu kernel for strata.ChannelsLast");
+}
+
+// The reference kernel of `node` on a float32 x.
+Tensor ReferencePool(const graph::Node& node, const Tensor& x) {
+  std::vector<Tensor> out;
+  const graph::ValueLookup none = [](const std::string&) -> const Tensor* { return nullptr; };
+  Status s = graph::RunNodeReference(node, {&x}, none, DefaultAllocator(), &out);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out.empty() ? Tensor() : out[0];
+}
+
+// float32 values rounded to bfloat16 (nearest even) and widened back: what a bfloat16 Y holds.
+Tensor RoundedToBf16(const Tensor& f32) {
+  Tensor r = Tensor::Empty(DType::kFloat32, f32.shape());
+  const auto in = f32.values<float>();
+  float* p = r.mutable_values<float>().data();
+  for (size_t i = 0; i < in.size(); ++i) p[i] = static_cast<float>(BFloat16(in[i]));
+  return r;
+}
+
+// Exact equality of float32 tensors (NaN == NaN), with the first difference.
+void ExpectSameValues(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.dtype(), DType::kFloat32) << what;
+  EXPECT_EQ(CompareTensors(got, want, 0.0, 0.0), "") << what;
+}
+
+TEST(CpuBf16PoolTest, MaxPoolTakesBf16Exactly) {
+  if (Bf16Name() != "dnnl-bf16") GTEST_SKIP() << "no avx512_bf16: the pool stays float32";
+  const AttributeMap stem = {
+      {"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})}, {"pads", AInts({1, 1, 1, 1})}};
+  const AttributeMap k2 = {{"kernel_shape", AInts({2, 2})}, {"strides", AInts({2, 2})}};
+  const AttributeMap k3ceil = {{"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})}, {"ceil_mode", AInt(1)}};
+  int seed = 200;
+  // Channel counts: whole groups of four vectors (64), a group and a vector (80), a vector and a scalar tail (20),
+  // scalars only (3).
+  for (int64_t c : {64, 80, 20, 3}) {
+    for (const AttributeMap* attrs : {&stem, &k2, &k3ceil}) {
+      const graph::Node node = ChannelsLastPoolNode("MaxPool", *attrs);
+      const std::string what = StrCat("C ", c, ", ",
+                                      attrs == &stem ? "3x3/2 pad 1"
+                                      : attrs == &k2 ? "2x2/2"
+                                                     : "3x3/2 ceil");
+      SCOPED_TRACE(what);
+      Tensor x32 = RandomF({2, 11, 10, c}, ++seed);
+      x32.mutable_values<float>()[5] = std::nanf("");  // a NaN among numbers: the maximum of the others
+      const Tensor xb = Cast(x32, DType::kBFloat16);
+      const Tensor want = ReferencePool(node, Cast(xb, DType::kFloat32));
+      // bfloat16 X, bfloat16 Y: exactly the reference on the same (bfloat16) values.
+      std::string name;
+      bool bf16 = false;
+      auto yb = RunCpuPool(node, xb, DType::kBFloat16, Precision::kBf16, &name, &bf16);
+      ASSERT_TRUE(yb.ok()) << yb.status().ToString();
+      EXPECT_EQ(name, "cpu-bf16");
+      EXPECT_TRUE(bf16);
+      ASSERT_EQ(yb->dtype(), DType::kBFloat16);
+      ExpectSameValues(Cast(*yb, DType::kFloat32), want, "bf16 -> bf16");
+      // bfloat16 X, float32 Y.
+      auto yf = RunCpuPool(node, xb, DType::kFloat32, Precision::kBf16);
+      ASSERT_TRUE(yf.ok()) << yf.status().ToString();
+      ExpectSameValues(*yf, want, "bf16 -> f32");
+      // float32 X, bfloat16 Y: the float32 maximum rounded to nearest even.
+      auto yr = RunCpuPool(node, x32, DType::kBFloat16, Precision::kBf16);
+      ASSERT_TRUE(yr.ok()) << yr.status().ToString();
+      ASSERT_EQ(yr->dtype(), DType::kBFloat16);
+      ExpectSameValues(Cast(*yr, DType::kFloat32), RoundedToBf16(ReferencePool(node, x32)), "f32 -> bf16");
+    }
+  }
+  // Under float32 precision the kernel computes float32 only and declines bfloat16 operands.
+  const graph::Node node = ChannelsLastPoolNode("MaxPool", k2);
+  std::string name;
+  bool bf16 = true;
+  auto f32 = RunCpuPool(node, RandomF({1, 4, 4, 16}, 230), DType::kFloat32, Precision::kFp32, &name, &bf16);
+  ASSERT_TRUE(f32.ok()) << f32.status().ToString();
+  EXPECT_EQ(name, "cpu");
+  EXPECT_FALSE(bf16);
+  auto declined =
+      RunCpuPool(node, Cast(RandomF({1, 4, 4, 16}, 231), DType::kBFloat16), DType::kBFloat16, Precision::kFp32);
+  ASSERT_FALSE(declined.ok());
+  EXPECT_EQ(declined.status().code(), StatusCode::kUnimplemented) << declined.status().ToString();
+}
+
+TEST(CpuBf16PoolTest, GlobalAveragePoolReadsBf16) {
+  if (Bf16Name() != "dnnl-bf16") GTEST_SKIP() << "no avx512_bf16: the pool stays float32";
+  const graph::Node node = ChannelsLastPoolNode("GlobalAveragePool", {});
+  int seed = 240;
+  for (int64_t c : {2048, 80, 20, 3}) {
+    SCOPED_TRACE(StrCat("C ", c));
+    const Tensor x32 = RandomF({3, 7, 7, c}, ++seed);
+    const Tensor xb = Cast(x32, DType::kBFloat16);
+    const Tensor want = ReferencePool(node, Cast(xb, DType::kFloat32));
+    std::string name;
+    bool bf16 = false;
+    // bfloat16 X, float32 Y (what the classifier reads): float32 sums of the bfloat16 values.
+    auto y = RunCpuPool(node, xb, DType::kFloat32, Precision::kBf16, &name, &bf16);
+    ASSERT_TRUE(y.ok()) << y.status().ToString();
+    EXPECT_EQ(name, "cpu-bf16");
+    EXPECT_TRUE(bf16);
+    ASSERT_EQ(y->shape(), Shape({3, 1, 1, c}));
+    EXPECT_EQ(CompareTensors(*y, want, 1e-6, 1e-7), "");
+    // float32 X (the plan's first pass, or a producer that writes float32): as the reference.
+    auto y32 = RunCpuPool(node, x32, DType::kFloat32, Precision::kBf16);
+    ASSERT_TRUE(y32.ok()) << y32.status().ToString();
+    EXPECT_EQ(CompareTensors(*y32, ReferencePool(node, x32), 1e-6, 1e-7), "");
+    // bfloat16 Y: the float32 mean rounded to nearest even.
+    auto yb = RunCpuPool(node, xb, DType::kBFloat16, Precision::kBf16);
+    ASSERT_TRUE(yb.ok()) << yb.status().ToString();
+    ASSERT_EQ(yb->dtype(), DType::kBFloat16);
+    EXPECT_EQ(CompareTensors(Cast(*yb, DType::kFloat32), RoundedToBf16(*y), 0.0, 0.0), "");
+  }
+  // Float32 precision leaves the node to the oneDNN kernel; planes of more than 4096 pixels are declined.
+  auto f32 = RunCpuPool(node, RandomF({1, 7, 7, 16}, 250), DType::kFloat32, Precision::kFp32);
+  ASSERT_FALSE(f32.ok());
+  EXPECT_EQ(f32.status().code(), StatusCode::kUnimplemented) << f32.status().ToString();
+  auto big = RunCpuPool(node, Cast(RandomF({1, 65, 64, 16}, 251), DType::kBFloat16), DType::kFloat32, Precision::kBf16);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("4160 pixels"), std::string::npos) << big.status().ToString();
+}
+
+// The op harness's rows under bf16 precision (float32 X and Y: what the kernels run where the plan keeps the
+// values float32): inference, the reference kernel and the session executor, with the kernels named cpu-bf16.
+TEST(CpuBf16PoolTest, HarnessRowsUnderBf16Precision) {
+  if (Bf16Name() != "dnnl-bf16") GTEST_SKIP() << "no avx512_bf16: the pools stay float32";
+  OpCase max = ChannelsLastCase("MaxPool 3x3/2 pad 1, C 80", "MaxPool", "", {RandomF({2, 11, 10, 80}, 270)},
+                                {{"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})},
+                                 {"pads", AInts({1, 1, 1, 1})}},
+                                "cpu");
+  max.precision = Precision::kBf16;
+  max.kernel_name = "cpu-bf16";
+  max.rtol = max.atol = 0;  // the maximum is exact
+  RunOpCase(max);
+  OpCase gap = ChannelsLastCase("GlobalAveragePool 7x7, C 80", "GlobalAveragePool", "", {RandomF({3, 7, 7, 80}, 271)},
+                                {}, "cpu");
+  gap.precision = Precision::kBf16;
+  gap.kernel_name = "cpu-bf16";
+  gap.rtol = 1e-6;
+  gap.atol = 1e-7;
+  RunOpCase(gap);
+}
+
+// A ResNet-like stem and head: conv 7x7/2 + relu, max pool 3x3/2, conv 1x1 + relu, conv 3x3 + relu, global average
+// pool, Flatten, Gemm. Under bf16 the stem's output (read by the max pool), the pool's output and the last
+// convolution's output (read by the global pool) are stored in bfloat16.
+std::shared_ptr<graph::Model> StemAndHead() {
+  auto model = std::make_shared<graph::Model>();
+  model->opset_imports[""] = 17;
+  graph::Graph& g = model->graph;
+  g.initializers["w1"] = RandomF({16, 3, 7, 7}, 260, -0.2f, 0.2f);
+  g.initializers["b1"] = RandomF({16}, 261);
+  g.initializers["w2"] = RandomF({32, 16, 1, 1}, 262, -0.3f, 0.3f);
+  g.initializers["b2"] = RandomF({32}, 263);
+  g.initializers["w3"] = RandomF({32, 32, 3, 3}, 264, -0.1f, 0.1f);
+  g.initializers["b3"] = RandomF({32}, 265);
+  g.initializers["fc_w"] = RandomF({10, 32}, 266, -0.5f, 0.5f);
+  g.initializers["fc_b"] = RandomF({10}, 267);
+  auto conv = [&](std::string name, std::string x, std::string w, std::string b, std::string y, AttributeMap a) {
+    g.nodes.push_back(
+        {.name = name, .op_type = "Conv", .inputs = {x, w, b}, .outputs = {y}, .attrs = std::move(a), .opset = 17});
+  };
+  auto unary = [&](std::string op, std::string x, std::string y, AttributeMap a = {}) {
+    g.nodes.push_back({.name = y, .op_type = op, .inputs = {x}, .outputs = {y}, .attrs = std::move(a), .opset = 17});
+  };
+  conv("conv1", "x", "w1", "b1", "p1", {{"pads", AInts({3, 3, 3, 3})}, {"strides", AInts({2, 2})}});
+  unary("Relu", "p1", "c1");
+  unary("MaxPool", "c1", "m",
+        {{"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})}, {"pads", AInts({1, 1, 1, 1})}});
+  conv("conv2", "m", "w2", "b2", "p2", {});
+  unary("Relu", "p2", "c2");
+  conv("conv3", "c2", "w3", "b3", "p3", {{"pads", AInts({1, 1, 1, 1})}});
+  unary("Relu", "p3", "c3");
+  unary("GlobalAveragePool", "c3", "gap");
+  unary("Flatten", "gap", "f");
+  g.nodes.push_back({.name = "fc",
+                     .op_type = "Gemm",
+                     .inputs = {"f", "fc_w", "fc_b"},
+                     .outputs = {"y"},
+                     .attrs = {{"transB", AInt(1)}},
+                     .opset = 17});
+  g.inputs = {{"x", DType::kFloat32, PartialShape::Of(Shape{2, 3, 32, 32})}};
+  g.outputs = {{"y", DType::kFloat32, PartialShape::Unknown()}};
+  return model;
+}
+
+TEST(DnnlBf16Test, Bf16ActivationsThroughThePools) {
+  if (Bf16Name() != "dnnl-bf16") GTEST_SKIP() << "no avx512_bf16: the model runs float32";
+  const Tensor x = RandomF({2, 3, 32, 32}, 268);
+  graph::SessionOptions ref_options;
+  ref_options.use_fast_kernels = false;
+  std::string plan;
+  const std::vector<Tensor> ref = RunModel(StemAndHead(), ref_options, x, &plan);
+  graph::SessionOptions o;
+  o.precision = Precision::kBf16;
+  const std::vector<Tensor> out = RunModel(StemAndHead(), o, x, &plan);
+  ASSERT_EQ(ref.size(), 1u);
+  ASSERT_EQ(out.size(), 1u);
+  ExpectClose(ref[0], out[0], kBf16Tol, "y");
+  for (const char* v : {"c1__nhwc", "m__nhwc", "c2__nhwc", "c3__nhwc"})
+    EXPECT_EQ(PlannedType(plan, v), "bfloat16") << v << "\n" << plan;
+  EXPECT_EQ(PlannedType(plan, "gap__nhwc"), "float32") << plan;
+  EXPECT_NE(plan.find("'m' (strata.ChannelsLast) kernel=cpu-bf16"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("'gap' (strata.ChannelsLast) kernel=cpu-bf16"), std::string::npos) << plan;
+  // float32 precision: no bfloat16 value, and the pools keep their float32 kernels.
+  RunModel(StemAndHead(), graph::SessionOptions{}, x, &plan);
+  EXPECT_EQ(plan.find("bf16"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("bfloat16"), std::string::npos) << plan;
+}
+
 TEST(DnnlBf16Test, ParsePrecision) {
   EXPECT_EQ(graph::ParsePrecision("fp32").value(), Precision::kFp32);
   EXPECT_EQ(graph::ParsePrecision("bf16").value(), Precision::kBf16);

@@ -24,8 +24,12 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init);
 
 // max_pool_grad_nhwc.cc: strata.ChannelsLast wrapping strata.MaxPoolGrad (dY, X, dX channels-last), float32, 2-D.
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPoolGrad(const KernelInit& init);
-// max_pool_nhwc.cc: strata.ChannelsLast wrapping MaxPool (X, Y channels-last), float32, 2-D, without Indices.
+// max_pool_nhwc.cc: strata.ChannelsLast wrapping MaxPool (X, Y channels-last), float32, 2-D, without Indices; under
+// --precision bf16 X and Y may also be bfloat16 (the kernel computes_bf16).
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init);
+// global_avg_pool_nhwc.cc: strata.ChannelsLast wrapping GlobalAveragePool (X, Y channels-last) under --precision
+// bf16 only: X and Y float32 or bfloat16 (the kernel computes_bf16), float32 sums, at most 4096 pixels per plane.
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastGlobalAveragePool(const KernelInit& init);
 // conv_max_pool_nhwc.cc: strata.ChannelsLast wrapping strata.ConvMaxPool (X, Y channels-last), float32, 2-D, at
 // most 32 input taps (C * KH * KW), no pool padding.
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
@@ -74,7 +78,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& 
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init);
 
-// Run-time choice of the variant (isa.h). The eleven factories above that have vector code (all but CreateChannelsLast,
+// Run-time choice of the variant (isa.h). The twelve factories above that have vector code (all but CreateChannelsLast,
 // CreateChannelsLastMaxPoolGrad, CreateDepthwiseConvBackwardFilter and CreateSum) exist twice, in namespaces generic
 // and avx512; the ones above call the variant that CpuIsaForPlans() names when a plan is made (dispatch.cc).
 enum class CpuIsa { kGeneric, kAvx512 };
@@ -97,6 +101,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const Kern
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastGlobalAveragePool(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
@@ -111,6 +116,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const Kern
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateConcat(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastGlobalAveragePool(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);

@@ -87,6 +87,12 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastMaxPool(const KernelInit& in
   return isa == CpuIsa::kAvx512 ? avx512::CreateChannelsLastMaxPool(init) : generic::CreateChannelsLastMaxPool(init);
 }
 
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastGlobalAveragePool(const KernelInit& init) {
+  STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
+  return isa == CpuIsa::kAvx512 ? avx512::CreateChannelsLastGlobalAveragePool(init)
+                                : generic::CreateChannelsLastGlobalAveragePool(init);
+}
+
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit& init) {
   STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
   return isa == CpuIsa::kAvx512 ? avx512::CreateChannelsLastConvMaxPool(init)

@@ -206,6 +206,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init) {
   if (init.node.GetString("op_domain", "") == "strata" && op == "ConvMaxPool")
     return CreateChannelsLastConvMaxPool(init);
   if (init.node.GetString("op_domain", "").empty() && op == "MaxPool") return CreateChannelsLastMaxPool(init);
+  if (init.node.GetString("op_domain", "").empty() && op == "GlobalAveragePool")
+    return CreateChannelsLastGlobalAveragePool(init);
   if (init.node.GetString("op_domain", "").empty() && op == "BatchNormalization")
     return CreateChannelsLastBatchNormTraining(init);
   if (init.node.GetString("op_domain", "") == "strata" && op == "BatchNormalizationGrad")

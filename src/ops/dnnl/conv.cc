@@ -66,14 +66,15 @@ Md WeightsMd(const Shape& w, int64_t group, bool transpose, int64_t in_channels)
   return Md(dims, dnnl::memory::data_type::f32, strides);
 }
 
-// The implementation to prefer over oneDNN's first choice for a float32 channels-last direct convolution, or "" for
+// The implementation to prefer over oneDNN's first choice for a channels-last direct convolution, or "" for
 // oneDNN's own. 1x1 convolutions with a stride: oneDNN 2.6 lists brgconv_1x1 first, whose strided nhwc kernel ran
 // ResNet-50's 512 -> 1024 downsample at 28x28 (stride 2) 25-30% slower than jit_1x1 (which first gathers the strided
-// pixels into its scratchpad), and the other downsample layers no faster (docs/engine.md, "Implementation choices").
-std::string_view PreferredChannelsLastImpl(const Shape& w, const Window& win, int64_t group) {
+// pixels into its scratchpad), and the other downsample layers no faster; in bfloat16 (`bf16`) the same holds for
+// jit_bf16_1x1 against brgconv_1x1 (docs/engine.md, "Implementation choices").
+std::string_view PreferredChannelsLastImpl(const Shape& w, const Window& win, int64_t group, bool bf16) {
   if (w.rank() != 4 || w[2] != 1 || w[3] != 1 || group != 1) return {};
   for (size_t i = 0; i < win.strides.size(); ++i)
-    if (win.strides[i] > 1) return "jit_1x1";
+    if (win.strides[i] > 1) return bf16 ? "jit_bf16_1x1" : "jit_1x1";
   return {};
 }
 
@@ -155,7 +156,7 @@ Status BuildConv(PrimitiveKernel& k, const KernelInit& init, const ConvSpec& spe
   if (spec.nhwc && !winograd) {
     try {
       make(Md(ToDims(x), in_type, Tag::nhwc), dst_user, Alg::convolution_direct,
-           spec.bf16 ? std::string_view() : PreferredChannelsLastImpl(w, win, group));
+           PreferredChannelsLastImpl(w, win, group, spec.bf16));
       direct = !IsRefImpl(pd);
     } catch (const dnnl::error&) {
       direct = false;

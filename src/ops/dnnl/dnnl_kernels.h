@@ -17,6 +17,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateQuantizedConv(const KernelInit& init);  
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizedMatMul(const KernelInit& init);  // strata.QuantizedMatMul, int8
 // Whether oneDNN may use VNNI here (quantized_conv.cc; see ops/int8_support.h).
 bool HasVnni();
+// Whether this CPU runs oneDNN's native bfloat16 kernels (dnnl_common.cc; see ops/bf16_output.h).
+bool NativeBf16();
 // channels_last.cc: strata.ChannelsLast (Conv, FusedConv, pools and BatchNormalization on [N, H, W, C] data).
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init);
 // matmul.cc: MatMul, Gemm, strata.FusedMatMul, strata.FusedGemm.
