@@ -539,6 +539,25 @@ AttributeMap ChannelsLastAttrs(std::string op, std::string domain, std::vector<i
   return a;
 }
 
+// A channels-last Conv node (X nhwc) with `attrs`, and a strata.ReluGrad node.
+graph::Node ChannelsLastConv(std::string name, std::vector<std::string> inputs, std::string output, AttributeMap attrs) {
+  return {.name = std::move(name),
+          .op_type = "ChannelsLast",
+          .domain = "strata",
+          .inputs = std::move(inputs),
+          .outputs = {std::move(output)},
+          .attrs = ChannelsLastAttrs("Conv", "", {0}, std::move(attrs)),
+          .opset = 17};
+}
+graph::Node ReluGradNode(std::string name, std::string dy, std::string y, std::string dx) {
+  return {.name = std::move(name),
+          .op_type = "ReluGrad",
+          .domain = "strata",
+          .inputs = {std::move(dy), std::move(y)},
+          .outputs = {std::move(dx)},
+          .opset = 1};
+}
+
 // Runs `model` (no graph passes) with the fast kernels on `feeds`; the outputs, and the plan in `*plan`.
 std::vector<Tensor> RunFeeds(std::shared_ptr<graph::Model> model,
                              const std::vector<std::pair<std::string, Tensor>>& feeds, std::string* plan,
@@ -746,13 +765,7 @@ std::shared_ptr<graph::Model> MixedTrainingBlock(bool y_output, bool za_outputs)
   const AttributeMap bf16 = {{"strata_compute_dtype", AString("bfloat16")}};
   AttributeMap conv2 = bf16;
   conv2["pads"] = AInts({1, 1, 1, 1});
-  g.nodes.push_back({.name = "conv1",
-                     .op_type = "ChannelsLast",
-                     .domain = "strata",
-                     .inputs = {"x", "w1"},
-                     .outputs = {"y"},
-                     .attrs = ChannelsLastAttrs("Conv", "", {0}, bf16),
-                     .opset = 17});
+  g.nodes.push_back(ChannelsLastConv("conv1", {"x", "w1"}, "y", bf16));
   g.nodes.push_back({.name = "bn",
                      .op_type = "ChannelsLast",
                      .domain = "strata",
@@ -761,19 +774,8 @@ std::shared_ptr<graph::Model> MixedTrainingBlock(bool y_output, bool za_outputs)
                      .attrs = ChannelsLastAttrs("BatchNormalization", "", {0}, {{"training_mode", AInt(1)}}),
                      .opset = 17});
   g.nodes.push_back({.name = "relu", .op_type = "Relu", .inputs = {"z"}, .outputs = {"a"}, .opset = 17});
-  g.nodes.push_back({.name = "conv2",
-                     .op_type = "ChannelsLast",
-                     .domain = "strata",
-                     .inputs = {"a", "w2"},
-                     .outputs = {"out"},
-                     .attrs = ChannelsLastAttrs("Conv", "", {0}, conv2),
-                     .opset = 17});
-  g.nodes.push_back({.name = "relu_grad",
-                     .op_type = "ReluGrad",
-                     .domain = "strata",
-                     .inputs = {"da", "a"},
-                     .outputs = {"dz"},
-                     .opset = 1});
+  g.nodes.push_back(ChannelsLastConv("conv2", {"a", "w2"}, "out", conv2));
+  g.nodes.push_back(ReluGradNode("relu_grad", "da", "a", "dz"));
   g.nodes.push_back(
       {.name = "bn_grad",
        .op_type = "ChannelsLast",
@@ -901,29 +903,12 @@ TEST(DnnlBf16Test, FusedAddReluWithBf16Activations) {
   g.initializers["w1"] = RandomF({32, 16, 1, 1}, 212, -0.3f, 0.3f);
   g.initializers["w2"] = RandomF({24, 32, 1, 1}, 213, -0.3f, 0.3f);
   const AttributeMap conv = {{"strata_compute_dtype", AString("bfloat16")}};
-  g.nodes.push_back({.name = "conv1",
-                     .op_type = "ChannelsLast",
-                     .domain = "strata",
-                     .inputs = {"x", "w1"},
-                     .outputs = {"y"},
-                     .attrs = ChannelsLastAttrs("Conv", "", {0}, conv),
-                     .opset = 17});
+  g.nodes.push_back(ChannelsLastConv("conv1", {"x", "w1"}, "y", conv));
   graph::Node add = fe;
   add.inputs = {"y", "r"};
   g.nodes.push_back(add);
-  g.nodes.push_back({.name = "conv2",
-                     .op_type = "ChannelsLast",
-                     .domain = "strata",
-                     .inputs = {"s", "w2"},
-                     .outputs = {"out"},
-                     .attrs = ChannelsLastAttrs("Conv", "", {0}, conv),
-                     .opset = 17});
-  g.nodes.push_back({.name = "relu_grad",
-                     .op_type = "ReluGrad",
-                     .domain = "strata",
-                     .inputs = {"ds", "s"},
-                     .outputs = {"dr"},
-                     .opset = 1});
+  g.nodes.push_back(ChannelsLastConv("conv2", {"s", "w2"}, "out", conv));
+  g.nodes.push_back(ReluGradNode("relu_grad", "ds", "s", "dr"));
   g.inputs = {
       {"x", f32, PartialShape::Unknown()}, {"r", f32, PartialShape::Unknown()}, {"ds", f32, PartialShape::Unknown()}};
   for (const char* o : {"out", "dr"}) g.outputs.push_back({o, f32, PartialShape::Unknown()});
