@@ -286,6 +286,25 @@ TEST(DnnlBf16Test, SessionOptionSelectsBf16Kernels) {
   }
 }
 
+// Graph-building helpers of the model tests below: a Conv (X, W, B) and a one-input op named after its output.
+void AddConv(graph::Graph& g, std::string name, std::string x, std::string w, std::string b, std::string y,
+             AttributeMap a) {
+  g.nodes.push_back({.name = std::move(name),
+                     .op_type = "Conv",
+                     .inputs = {std::move(x), std::move(w), std::move(b)},
+                     .outputs = {std::move(y)},
+                     .attrs = std::move(a),
+                     .opset = 17});
+}
+void AddUnary(graph::Graph& g, std::string op, std::string x, std::string y, AttributeMap a = {}) {
+  g.nodes.push_back({.name = y,
+                     .op_type = std::move(op),
+                     .inputs = {std::move(x)},
+                     .outputs = {y},
+                     .attrs = std::move(a),
+                     .opset = 17});
+}
+
 // bfloat16 activations (Plan::StoreBf16): a value that only bfloat16 kernels write and read is stored in bfloat16.
 // A bottleneck-like chain: c1 = relu(conv3x3(x)), c2 = relu(conv1x1(c1)), c3 = relu(conv3x3(c2) + c1) (FusedConv with
 // the residual Z), y = conv1x1(c3) (the graph output). With the default passes every convolution runs channels-last.
@@ -302,21 +321,14 @@ std::shared_ptr<graph::Model> Bottleneck() {
   g.initializers["w4"] = RandomF({8, 32, 1, 1}, 166, -0.3f, 0.3f);
   g.initializers["b4"] = RandomF({8}, 167);
   const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
-  auto conv = [&](std::string name, std::string x, std::string w, std::string b, std::string y, AttributeMap a) {
-    g.nodes.push_back(
-        {.name = name, .op_type = "Conv", .inputs = {x, w, b}, .outputs = {y}, .attrs = std::move(a), .opset = 17});
-  };
-  auto unary = [&](std::string op, std::string x, std::string y) {
-    g.nodes.push_back({.name = y, .op_type = op, .inputs = {x}, .outputs = {y}, .opset = 17});
-  };
-  conv("conv1", "x", "w1", "b1", "p1", pad1);
-  unary("Relu", "p1", "c1");
-  conv("conv2", "c1", "w2", "b2", "p2", {});
-  unary("Relu", "p2", "c2");
-  conv("conv3", "c2", "w3", "b3", "p3", pad1);
+  AddConv(g, "conv1", "x", "w1", "b1", "p1", pad1);
+  AddUnary(g, "Relu", "p1", "c1");
+  AddConv(g, "conv2", "c1", "w2", "b2", "p2", {});
+  AddUnary(g, "Relu", "p2", "c2");
+  AddConv(g, "conv3", "c2", "w3", "b3", "p3", pad1);
   g.nodes.push_back({.name = "add", .op_type = "Add", .inputs = {"p3", "c1"}, .outputs = {"s3"}, .opset = 17});
-  unary("Relu", "s3", "c3");
-  conv("conv4", "c3", "w4", "b4", "y", {});
+  AddUnary(g, "Relu", "s3", "c3");
+  AddConv(g, "conv4", "c3", "w4", "b4", "y", {});
   g.inputs = {{"x", DType::kFloat32, PartialShape::Of(Shape{2, 16, 10, 10})}};
   g.outputs = {{"y", DType::kFloat32, PartialShape::Unknown()}};
   return model;
@@ -540,7 +552,8 @@ AttributeMap ChannelsLastAttrs(std::string op, std::string domain, std::vector<i
 }
 
 // A channels-last Conv node (X nhwc) with `attrs`, and a strata.ReluGrad node.
-graph::Node ChannelsLastConv(std::string name, std::vector<std::string> inputs, std::string output, AttributeMap attrs) {
+graph::Node ChannelsLastConv(std::string name, std::vector<std::string> inputs, std::string output,
+                             AttributeMap attrs) {
   return {.name = std::move(name),
           .op_type = "ChannelsLast",
           .domain = "strata",
@@ -1113,23 +1126,16 @@ std::shared_ptr<graph::Model> StemAndHead() {
   g.initializers["b3"] = RandomF({32}, 265);
   g.initializers["fc_w"] = RandomF({10, 32}, 266, -0.5f, 0.5f);
   g.initializers["fc_b"] = RandomF({10}, 267);
-  auto conv = [&](std::string name, std::string x, std::string w, std::string b, std::string y, AttributeMap a) {
-    g.nodes.push_back(
-        {.name = name, .op_type = "Conv", .inputs = {x, w, b}, .outputs = {y}, .attrs = std::move(a), .opset = 17});
-  };
-  auto unary = [&](std::string op, std::string x, std::string y, AttributeMap a = {}) {
-    g.nodes.push_back({.name = y, .op_type = op, .inputs = {x}, .outputs = {y}, .attrs = std::move(a), .opset = 17});
-  };
-  conv("conv1", "x", "w1", "b1", "p1", {{"pads", AInts({3, 3, 3, 3})}, {"strides", AInts({2, 2})}});
-  unary("Relu", "p1", "c1");
-  unary("MaxPool", "c1", "m",
-        {{"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})}, {"pads", AInts({1, 1, 1, 1})}});
-  conv("conv2", "m", "w2", "b2", "p2", {});
-  unary("Relu", "p2", "c2");
-  conv("conv3", "c2", "w3", "b3", "p3", {{"pads", AInts({1, 1, 1, 1})}});
-  unary("Relu", "p3", "c3");
-  unary("GlobalAveragePool", "c3", "gap");
-  unary("Flatten", "gap", "f");
+  AddConv(g, "conv1", "x", "w1", "b1", "p1", {{"pads", AInts({3, 3, 3, 3})}, {"strides", AInts({2, 2})}});
+  AddUnary(g, "Relu", "p1", "c1");
+  AddUnary(g, "MaxPool", "c1", "m",
+           {{"kernel_shape", AInts({3, 3})}, {"strides", AInts({2, 2})}, {"pads", AInts({1, 1, 1, 1})}});
+  AddConv(g, "conv2", "m", "w2", "b2", "p2", {});
+  AddUnary(g, "Relu", "p2", "c2");
+  AddConv(g, "conv3", "c2", "w3", "b3", "p3", {{"pads", AInts({1, 1, 1, 1})}});
+  AddUnary(g, "Relu", "p3", "c3");
+  AddUnary(g, "GlobalAveragePool", "c3", "gap");
+  AddUnary(g, "Flatten", "gap", "f");
   g.nodes.push_back({.name = "fc",
                      .op_type = "Gemm",
                      .inputs = {"f", "fc_w", "fc_b"},
