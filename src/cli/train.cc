@@ -543,6 +543,9 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
       for (size_t i = 0; i < t.byte_size(); ++i) h = (h ^ p[i]) * 1099511628211ULL;
     }
     std::fprintf(stderr, "worker %d of %d: weights fnv1a64 %016llx\n", rank, num_workers, (unsigned long long)h);
+    // Each worker's own wait: the one that waits more is the faster one (the other holds every step back).
+    std::fprintf(stderr, "worker %d of %d: communication not overlapped %.3fs of %.3fs in training steps\n", rank,
+                 num_workers, trainer->communication_seconds(), trainer->step_seconds());
     if (chief)
       std::printf("communication not overlapped by computation: %.2fs of %.2fs in training steps (%.1f%%)\n",
                   trainer->communication_seconds(), trainer->step_seconds(),
