@@ -844,6 +844,26 @@ TEST(DnnlBf16Test, KernelsTakingBf16GradientsMatchFloat32) {
     }
   }
 
+  // Sum of two (its one-pass path), likewise.
+  const graph::Node sum2{.name = "sum2", .op_type = "Sum", .inputs = {"a", "b"}, .outputs = {"s"}, .opset = 13};
+  const std::vector<Tensor> sum2_f = RunKernel(sum2, {dyw, t3w}, {f32}, "cpu");
+  ASSERT_EQ(sum2_f.size(), 1u);
+  for (const auto& ins : std::vector<std::vector<Tensor>>{{dyb, t3w}, {dyw, t3b}, {dyb, t3b}, {dyw, t3w}}) {
+    for (DType out : {f32, bf16}) {
+      if (ins[0].dtype() == f32 && ins[1].dtype() == f32 && out == f32) continue;
+      SCOPED_TRACE(StrCat("two operands ", DTypeName(ins[0].dtype()), " ", DTypeName(ins[1].dtype()), ", output ",
+                          DTypeName(out)));
+      const std::vector<Tensor> r = RunKernel(sum2, ins, {out}, "cpu");
+      ASSERT_EQ(r.size(), 1u);
+      ASSERT_EQ(r[0].dtype(), out);
+      if (out == f32) {
+        ExpectBitEqual(sum2_f[0], r[0], "sum of two");
+      } else {
+        EXPECT_EQ(Bf16Bits(r[0]), Bf16Bits(sum2_f[0])) << "sum of two, output bfloat16";
+      }
+    }
+  }
+
   // Backward data (bfloat16 kernel): dX in bfloat16 is the float32 dX of the same kernel rounded to nearest even. In a
   // plan: dX read by a ReluGrad whose Y is positive everywhere is stored in bfloat16 (and comes out widened), against
   // the same node whose dX is a graph output (float32).

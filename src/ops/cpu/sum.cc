@@ -19,6 +19,23 @@ namespace {
 
 constexpr int64_t kBlock = 16384;  // elements per task
 
+// y[j] = a[j] + b[j] for j in [0, n): each float32 or bfloat16 (the sum in float32, rounded when y is bfloat16).
+template <typename A, typename B, typename Y>
+void Add2(const A* a, const B* b, Y* y, int64_t n) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) StoreF(y, j, LoadF(a, j) + LoadF(b, j));
+}
+
+// `f` called with `p` as float32 or bfloat16 (uint16_t) data, by `t`.
+template <typename F>
+void WithType(DType t, const void* p, F&& f) {
+  if (t == DType::kBFloat16) {
+    f(static_cast<const uint16_t*>(p));
+  } else {
+    f(static_cast<const float*>(p));
+  }
+}
+
 // acc[j] = x[j] (first) or acc[j] += x[j], for j in [0, n), x float32 or bfloat16.
 template <typename In>
 void Accumulate(const In* x, float* acc, int64_t n, bool first) {
@@ -68,9 +85,26 @@ class SumKernel final : public Kernel, public Bf16InputKernel, public Bf16Output
       });
       return Status::OK();
     }
-    // Some bfloat16 operand: the float32 sum of a block in a buffer (the output itself when it is float32), in the
-    // same order, then rounded into a bfloat16 output.
     void* out = y->raw_data();
+    if (inputs_.size() == 2) {  // the common case (a residual block's two gradients): one pass
+      WithType(inputs_[0], in[0], [&](const auto* a) {
+        WithType(inputs_[1], in[1], [&](const auto* b) {
+          ParallelFor((n + kBlock - 1) / kBlock, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t blk = begin; blk < end; ++blk) {
+              const int64_t lo = blk * kBlock, len = std::min(n, lo + kBlock) - lo;
+              if (output_ == DType::kBFloat16) {
+                Add2(a + lo, b + lo, static_cast<uint16_t*>(out) + lo, len);
+              } else {
+                Add2(a + lo, b + lo, static_cast<float*>(out) + lo, len);
+              }
+            }
+          });
+        });
+      });
+      return Status::OK();
+    }
+    // Three or more: the float32 sum of a block in a buffer (the output itself when it is float32), in the same
+    // order, then rounded into a bfloat16 output.
     ParallelFor((n + kBlock - 1) / kBlock, 1, [&](int64_t begin, int64_t end) {
       std::vector<float> buf(output_ == DType::kFloat32 ? 0 : kBlock);
       for (int64_t b = begin; b < end; ++b) {
