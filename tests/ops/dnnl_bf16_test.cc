@@ -975,7 +975,8 @@ TEST(DnnlBf16Test, Bf16GradientsThroughReluGradBatchNormGradAndSum) {
   const std::vector<Tensor> got = RunFeeds(BackwardChain(false), feeds, &plan_bf16);
   const std::vector<Tensor> f32 = RunFeeds(BackwardChain(true), feeds, &plan_f32);
   const std::vector<Tensor> ref = RunFeeds(BackwardChain(false), feeds, nullptr, /*fast=*/false);
-  for (const char* v : {"da", "dz", "dy", "dx2"}) EXPECT_EQ(PlannedType(plan_bf16, v), "bfloat16") << v << "\n" << plan_bf16;
+  for (const char* v : {"da", "dz", "dy", "dx2"})
+    EXPECT_EQ(PlannedType(plan_bf16, v), "bfloat16") << v << "\n" << plan_bf16;
   EXPECT_EQ(PlannedType(plan_bf16, "total"), "float32") << plan_bf16;
   for (const char* v : {"da", "dz", "dy", "dx2", "total"}) EXPECT_EQ(PlannedType(plan_f32, v), "float32") << v;
   EXPECT_NE(plan_bf16.find("'relu_grad' (strata.ReluGrad) kernel=cpu"), std::string::npos) << plan_bf16;

@@ -140,8 +140,8 @@ Status CheckGradInputs(KernelContext& ctx, const Shape& xs, int64_t c, DType xt 
   const Tensor& dy = ctx.input(0);
   const Tensor& x = ctx.input(1);
   const Tensor& sc = ctx.input(2);
-  if (x.shape() != xs || x.dtype() != xt || dy.shape() != xs || dy.dtype() != dyt ||
-      sc.dtype() != DType::kFloat32 || sc.num_elements() != c)
+  if (x.shape() != xs || x.dtype() != xt || dy.shape() != xs || dy.dtype() != dyt || sc.dtype() != DType::kFloat32 ||
+      sc.num_elements() != c)
     return ctx.Error("dY ", dy.TypeString(), ", X ", x.TypeString(), ", scale ", sc.TypeString(),
                      "; the plan was made for ", DTypeName(dyt), xs.ToString(), ", ", DTypeName(xt), xs.ToString(),
                      " and float32[", c, "]");
@@ -435,26 +435,26 @@ class BatchNormTrainingGradNhwc final : public Kernel, public Bf16InputKernel, p
     std::vector<float> dscale(c), dbias(c);
     STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, bf16_dx_ ? DType::kBFloat16 : DType::kFloat32, x_));
     WithFloatOrBf16(ctx.input(0), bf16_dy_, [&](const auto* pdy) {
-    WithFloatOrBf16(ctx.input(1), bf16_x_, [&](const auto* px) {
-      std::vector<double> sums;
-      ChannelSumsNhwc(px, pdy, rows, c, &sums);
-      std::vector<float> k1(c), k2(c), k3(c);
-      const double m = static_cast<double>(rows);
-      for (int64_t j = 0; j < c; ++j) {
-        const Sums sj{sums[j], sums[c + j], sums[2 * c + j], sums[3 * c + j]};
-        const ChannelGrad k = ChannelGradient(sj, Load(px + j), m, scale[j], eps_);
-        dbias[j] = k.dbias;
-        dscale[j] = k.dscale;
-        k1[j] = k.k1;
-        k2[j] = k.k2;
-        k3[j] = k.k3;
-      }
-      if (bf16_dx_) {
-        AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), static_cast<uint16_t*>(dx->raw_data()), rows, c);
-      } else {
-        AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), dx->data<float>(), rows, c);
-      }
-    });
+      WithFloatOrBf16(ctx.input(1), bf16_x_, [&](const auto* px) {
+        std::vector<double> sums;
+        ChannelSumsNhwc(px, pdy, rows, c, &sums);
+        std::vector<float> k1(c), k2(c), k3(c);
+        const double m = static_cast<double>(rows);
+        for (int64_t j = 0; j < c; ++j) {
+          const Sums sj{sums[j], sums[c + j], sums[2 * c + j], sums[3 * c + j]};
+          const ChannelGrad k = ChannelGradient(sj, Load(px + j), m, scale[j], eps_);
+          dbias[j] = k.dbias;
+          dscale[j] = k.dscale;
+          k1[j] = k.k1;
+          k2[j] = k.k2;
+          k3[j] = k.k3;
+        }
+        if (bf16_dx_) {
+          AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), static_cast<uint16_t*>(dx->raw_data()), rows, c);
+        } else {
+          AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), dx->data<float>(), rows, c);
+        }
+      });
     });
     return WriteParameterGrads(ctx, dscale, dbias);
   }

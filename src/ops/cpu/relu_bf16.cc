@@ -1,6 +1,7 @@
 // Relu and strata.ReluGrad with bfloat16 activations (Plan::StoreBf16, mixed_bfloat16 training): Relu whose X or Y
-// (or both) the plan stores in bfloat16, and ReluGrad(dY, Y) whose Y, dY or dX (any of them) it stores so. The float32 nodes are the oneDNN
-// kernels' (src/ops/dnnl/eltwise*.cc), which tell the plan that these kernels take the bfloat16 variants.
+// (or both) the plan stores in bfloat16, and ReluGrad(dY, Y) whose Y, dY or dX (any of them) it stores so. The
+// float32 nodes are the oneDNN kernels' (src/ops/dnnl/eltwise*.cc), which tell the plan that these kernels take the
+// bfloat16 variants.
 // Why: in a mixed_bfloat16 training graph the Relu between a batch norm and the next convolution is read by that
 // convolution's forward and backward-weights kernels, which round it to bfloat16 on the way in, and by ReluGrad,
 // which only needs its sign: storing it in bfloat16 halves its memory traffic and saves both conversions, and the
@@ -193,16 +194,15 @@ StatusOr<std::unique_ptr<Kernel>> CreateReluGradBf16(const KernelInit& init) {
   if (init.inputs.size() != 2) return Decline(op, "needs dY and Y");
   const ValueType& dy = init.inputs[0];
   const ValueType& y = init.inputs[1];
-  const DType dx = init.outputs.empty() || init.outputs[0].dtype == DType::kUndefined ? DType::kFloat32
-                                                                                       : init.outputs[0].dtype;
+  const DType dx =
+      init.outputs.empty() || init.outputs[0].dtype == DType::kUndefined ? DType::kFloat32 : init.outputs[0].dtype;
   if (!IsFloat(dy.dtype) || !IsFloat(y.dtype) || !IsFloat(dx))
     return Decline(op, "dY, Y and dX must each be float32 or bfloat16");
   if (dy.dtype != DType::kBFloat16 && y.dtype != DType::kBFloat16 && dx != DType::kBFloat16)
     return Decline(op, "no bfloat16 value (float32: the oneDNN kernel's)");
   if (!dy.shape.IsFullyKnown() || !y.shape.IsFullyKnown() || dy.shape.ToShape() != y.shape.ToShape())
     return Decline(op, "dY and Y are not of one shape known at plan time");
-  return std::unique_ptr<Kernel>(
-      std::make_unique<ReluGradBf16Kernel>(dy.shape.ToShape(), dy.dtype, y.dtype, dx));
+  return std::unique_ptr<Kernel>(std::make_unique<ReluGradBf16Kernel>(dy.shape.ToShape(), dy.dtype, y.dtype, dx));
 }
 
 }  // namespace strata::ops::cpu

@@ -144,8 +144,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateSum(const KernelInit& init) {
       return UnimplementedError("cpu Sum: float32 (or bfloat16 gradient) inputs of shapes known at plan time only");
     types.push_back(v.dtype);
   }
-  const DType out = init.outputs.empty() || init.outputs[0].dtype == DType::kUndefined ? DType::kFloat32
-                                                                                         : init.outputs[0].dtype;
+  const DType out =
+      init.outputs.empty() || init.outputs[0].dtype == DType::kUndefined ? DType::kFloat32 : init.outputs[0].dtype;
   if (!is_float(out)) return UnimplementedError("cpu Sum: the output is neither float32 nor bfloat16");
   const Shape shape = init.inputs[0].shape.ToShape();
   for (const ValueType& v : init.inputs)
