@@ -67,7 +67,7 @@ static void RegisterDnnlKernels(OpRegistry* r) {
   add("strata", {"ConvBackwardData"}, onednn::CreateConvBackwardData);
   add("strata", {"ConvBackwardFilter"}, onednn::CreateConvBackwardFilter);
   r->AddKernel("strata", "ConvBackwardFilter", KernelEntry{"cpu", cpu::CreateDepthwiseConvBackwardFilter});
-  r->AddKernel("strata", "ReluGrad", KernelEntry{"cpu", cpu::CreateReluGradBf16});  // bfloat16 Y only
+  r->AddKernel("strata", "ReluGrad", KernelEntry{"cpu", cpu::CreateReluGradBf16});  // a bfloat16 dY, Y or dX only
   add("strata", {"GeluGrad", "HardSwishGrad", "ReluGrad", "SigmoidGrad", "SwishGrad", "TanhGrad"}, onednn::CreateEltwiseGrad);
   add("strata", {"AveragePoolGrad", "MaxPoolGrad"}, onednn::CreatePoolGrad);
   add("strata", {"LogSoftmaxGrad", "SoftmaxGrad"}, onednn::CreateSoftmaxGrad);

@@ -755,6 +755,242 @@ TEST(DnnlBf16Test, KernelsReadingBf16ActivationsMatchFloat32) {
   ExpectBitEqual(Tensor::FromVector(want_g, dy.shape()), rg_b[0], "relu grad vs the reference arithmetic");
 }
 
+// Gradients in bfloat16 (mixed_bfloat16; ops/bf16_output.h): ReluGrad (dY, Y and dX each float32 or bfloat16), the
+// channels-last training batch-norm gradient (dY bfloat16) and Sum (bfloat16 operands and output) compute in
+// float32 on the exactly widened values, so each must give bit for bit its float32 result on those values, and a
+// bfloat16 output must be that result rounded to nearest even (BFloat16 the oracle); the bfloat16 backward-data
+// convolution writes dX in bfloat16 as its float32 dX rounded.
+TEST(DnnlBf16Test, KernelsTakingBf16GradientsMatchFloat32) {
+  const int64_t c = 48;
+  const Shape shape{2, 9, 7, c};
+  Tensor x = RandomF({2, 9, 7, c}, 230, -2.0f, 3.0f);
+  x.data<float>()[3] = 0.0f;
+  x.data<float>()[4] = -0.0f;
+  const Tensor xb = ToBf16(x), xw = Widened(xb);
+  const Tensor dy = RandomF({2, 9, 7, c}, 231), dyb = ToBf16(dy), dyw = Widened(dyb);
+  const DType f32 = DType::kFloat32, bf16 = DType::kBFloat16;
+
+  // ReluGrad: every mix, against the reference arithmetic on the widened values (dX = Y > 0 ? dY : 0).
+  const graph::Node relu_grad = ReluGradNode("relu_grad", "dy", "y", "dx");
+  const auto xv = xw.values<float>();
+  for (const Tensor* g : {&dy, &dyb}) {
+    const auto gv = (g->dtype() == bf16 ? dyw : dy).values<float>();
+    std::vector<float> want(gv.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = xv[i] > 0 ? gv[i] : 0.0f;
+    const Tensor want_t = Tensor::FromVector(want, shape);
+    for (const Tensor* y : {&xw, &xb}) {
+      for (DType out : {f32, bf16}) {
+        if (g->dtype() == f32 && y->dtype() == f32 && out == f32) continue;  // the oneDNN kernel's
+        SCOPED_TRACE(StrCat("dY ", DTypeName(g->dtype()), ", Y ", DTypeName(y->dtype()), ", dX ", DTypeName(out)));
+        const std::vector<Tensor> r = RunKernel(relu_grad, {*g, *y}, {out}, "cpu");
+        ASSERT_EQ(r.size(), 1u);
+        ASSERT_EQ(r[0].dtype(), out);
+        if (out == f32) {
+          ExpectBitEqual(want_t, r[0], "relu grad");
+        } else {
+          EXPECT_EQ(Bf16Bits(r[0]), Bf16Bits(want_t)) << "relu grad, dX bfloat16";
+        }
+      }
+    }
+  }
+
+  // Batch-norm gradient: dY bfloat16 vs the widened float32 dY, X float32 or bfloat16, dX float32 or bfloat16.
+  const Tensor scale = RandomF({c}, 232, 0.5f, 1.5f), mean = RandomF({c}, 233), var = RandomF({c}, 234, 0.5f, 1.0f);
+  const graph::Node bn_grad{
+      .name = "bn_grad",
+      .op_type = "ChannelsLast",
+      .domain = "strata",
+      .inputs = {"dy", "x", "scale", "mean", "var"},
+      .outputs = {"dx", "dscale", "dbias"},
+      .attrs = ChannelsLastAttrs("BatchNormalizationGrad", "strata", {0, 1}, {{"training_mode", AInt(1)}}),
+      .opset = 17};
+  for (const Tensor* xs : {&xw, &xb}) {
+    SCOPED_TRACE(StrCat("X ", DTypeName(xs->dtype())));
+    const std::vector<Tensor> want = RunKernel(bn_grad, {dyw, *xs, scale, mean, var}, {f32, f32, f32}, "cpu");
+    const std::vector<Tensor> got = RunKernel(bn_grad, {dyb, *xs, scale, mean, var}, {f32, f32, f32}, "cpu");
+    const std::vector<Tensor> got_b = RunKernel(bn_grad, {dyb, *xs, scale, mean, var}, {bf16, f32, f32}, "cpu");
+    ASSERT_EQ(want.size(), 3u);
+    ASSERT_EQ(got.size(), 3u);
+    ASSERT_EQ(got_b.size(), 3u);
+    for (int i = 0; i < 3; ++i) ExpectBitEqual(want[i], got[i], StrCat("batch-norm gradient output ", i));
+    ASSERT_EQ(got_b[0].dtype(), bf16);
+    EXPECT_EQ(Bf16Bits(got_b[0]), Bf16Bits(want[0])) << "batch-norm gradient dX in bfloat16, dY bfloat16";
+    for (int i = 1; i < 3; ++i) ExpectBitEqual(want[i], got_b[i], StrCat("batch-norm gradient output ", i));
+  }
+
+  // Sum of three: any operand bfloat16, output float32 or bfloat16, against the float32 kernel on the widened values.
+  const graph::Node sum{.name = "sum", .op_type = "Sum", .inputs = {"a", "b", "c"}, .outputs = {"s"}, .opset = 13};
+  const Tensor t3 = RandomF({2, 9, 7, c}, 235, -5.0f, 5.0f), t3b = ToBf16(t3), t3w = Widened(t3b);
+  const std::vector<Tensor> sum_f = RunKernel(sum, {dyw, xw, t3w}, {f32}, "cpu");
+  ASSERT_EQ(sum_f.size(), 1u);
+  {  // the float32 kernel is the reference's order: ((a + b) + c)
+    const auto a = dyw.values<float>(), b = xw.values<float>(), cc = t3w.values<float>();
+    std::vector<float> want(a.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = (a[i] + b[i]) + cc[i];
+    ExpectBitEqual(Tensor::FromVector(want, shape), sum_f[0], "float32 sum");
+  }
+  for (const auto& ins : std::vector<std::vector<Tensor>>{{dyb, xw, t3w}, {dyw, xb, t3b}, {dyb, xb, t3b}}) {
+    for (DType out : {f32, bf16}) {
+      SCOPED_TRACE(StrCat("operands ", DTypeName(ins[0].dtype()), " ", DTypeName(ins[1].dtype()), " ",
+                          DTypeName(ins[2].dtype()), ", output ", DTypeName(out)));
+      const std::vector<Tensor> r = RunKernel(sum, ins, {out}, "cpu");
+      ASSERT_EQ(r.size(), 1u);
+      ASSERT_EQ(r[0].dtype(), out);
+      if (out == f32) {
+        ExpectBitEqual(sum_f[0], r[0], "sum");
+      } else {
+        EXPECT_EQ(Bf16Bits(r[0]), Bf16Bits(sum_f[0])) << "sum, output bfloat16";
+      }
+    }
+  }
+
+  // Sum of two (its one-pass path), likewise.
+  const graph::Node sum2{.name = "sum2", .op_type = "Sum", .inputs = {"a", "b"}, .outputs = {"s"}, .opset = 13};
+  const std::vector<Tensor> sum2_f = RunKernel(sum2, {dyw, t3w}, {f32}, "cpu");
+  ASSERT_EQ(sum2_f.size(), 1u);
+  for (const auto& ins : std::vector<std::vector<Tensor>>{{dyb, t3w}, {dyw, t3b}, {dyb, t3b}, {dyw, t3w}}) {
+    for (DType out : {f32, bf16}) {
+      if (ins[0].dtype() == f32 && ins[1].dtype() == f32 && out == f32) continue;
+      SCOPED_TRACE(StrCat("two operands ", DTypeName(ins[0].dtype()), " ", DTypeName(ins[1].dtype()), ", output ",
+                          DTypeName(out)));
+      const std::vector<Tensor> r = RunKernel(sum2, ins, {out}, "cpu");
+      ASSERT_EQ(r.size(), 1u);
+      ASSERT_EQ(r[0].dtype(), out);
+      if (out == f32) {
+        ExpectBitEqual(sum2_f[0], r[0], "sum of two");
+      } else {
+        EXPECT_EQ(Bf16Bits(r[0]), Bf16Bits(sum2_f[0])) << "sum of two, output bfloat16";
+      }
+    }
+  }
+
+  // Backward data (bfloat16 kernel): dX in bfloat16 is the float32 dX of the same kernel rounded to nearest even. In a
+  // plan: dX read by a ReluGrad whose Y is positive everywhere is stored in bfloat16 (and comes out widened), against
+  // the same node whose dX is a graph output (float32).
+  if (Bf16Name() != "dnnl-bf16") return;
+  for (int64_t k : {1, 3}) {
+    SCOPED_TRACE(StrCat(k, "x", k));
+    const int64_t m = 32;  // dY [2, 9, 7, c] -> dX [2, 9, 7, m]
+    AttributeMap conv = {{"strata_compute_dtype", AString("bfloat16")}};
+    if (k == 3) conv["pads"] = AInts({1, 1, 1, 1});
+    std::vector<Tensor> out[2];
+    std::string plan[2];
+    for (int through_relu_grad : {0, 1}) {
+      auto model = std::make_shared<graph::Model>();
+      model->opset_imports[""] = 17;
+      model->opset_imports["strata"] = 1;
+      graph::Graph& g = model->graph;
+      g.initializers["w"] = RandomF({c, m, k, k}, 236, -0.2f, 0.2f);
+      g.initializers["x_shape"] = T_<int64_t>({2, m, 9, 7}, {4});
+      g.nodes.push_back({.name = "conv_data",
+                         .op_type = "ChannelsLast",
+                         .domain = "strata",
+                         .inputs = {"g", "w", "x_shape"},
+                         .outputs = {"dx"},
+                         .attrs = ChannelsLastAttrs("ConvBackwardData", "strata", {0}, conv),
+                         .opset = 17});
+      g.inputs = {{"g", f32, PartialShape::Unknown()}, {"pos", f32, PartialShape::Unknown()}};
+      if (through_relu_grad) {
+        g.nodes.push_back(ReluGradNode("relu_grad", "dx", "pos", "out"));
+        g.outputs = {{"out", f32, PartialShape::Unknown()}};
+      } else {
+        g.outputs = {{"dx", f32, PartialShape::Unknown()}};
+      }
+      out[through_relu_grad] =
+          RunFeeds(model, {{"g", dy}, {"pos", RandomF({2, 9, 7, m}, 237, 0.5f, 1.0f)}}, &plan[through_relu_grad]);
+      ASSERT_EQ(out[through_relu_grad].size(), 1u);
+    }
+    EXPECT_EQ(PlannedType(plan[0], "dx"), "float32") << plan[0];
+    EXPECT_EQ(PlannedType(plan[1], "dx"), "bfloat16") << plan[1];
+    for (const std::string& p : plan)
+      EXPECT_NE(p.find("'conv_data' (strata.ChannelsLast) kernel=dnnl-bf16"), std::string::npos) << p;
+    EXPECT_EQ(Bf16Bits(out[1][0]), Bf16Bits(out[0][0])) << "backward data, dX bfloat16";
+    ExpectBitEqual(Widened(ToBf16(out[0][0])), out[1][0], "backward data, dX bfloat16 widened");
+  }
+}
+
+// A bottleneck's backward chain under mixed_bfloat16: a bfloat16 backward-data convolution's dX -> ReluGrad -> the
+// batch-norm gradient -> a second bfloat16 backward data, whose dX and a skip gradient go into a Sum. The plan stores
+// the gradients between them in bfloat16 (the backward-data outputs, ReluGrad's dX; the batch-norm gradient's dX as
+// before), but the Sum's output, which a graph output reads. With `f32_values` those are also graph outputs, so they
+// stay float32: both plans must agree within the bfloat16 tolerance, and with the reference kernels.
+std::shared_ptr<graph::Model> BackwardChain(bool f32_values) {
+  auto model = std::make_shared<graph::Model>();
+  model->opset_imports[""] = 17;
+  model->opset_imports["strata"] = 1;
+  graph::Graph& g = model->graph;
+  const int64_t n = 2, h = 10, w = 9, cin = 32, c = 48;
+  g.initializers["w1"] = RandomF({cin, c, 1, 1}, 240, -0.3f, 0.3f);  // conv1: c -> cin, its dX [n, h, w, c]
+  g.initializers["w2"] = RandomF({c, cin, 3, 3}, 241, -0.1f, 0.1f);  // conv2: cin -> c, its dX [n, h, w, cin]
+  g.initializers["x1_shape"] = T_<int64_t>({n, c, h, w}, {4});
+  g.initializers["x2_shape"] = T_<int64_t>({n, cin, h, w}, {4});
+  g.initializers["scale"] = RandomF({c}, 242, 0.5f, 1.5f);
+  g.initializers["mean"] = RandomF({c}, 243);
+  g.initializers["var"] = RandomF({c}, 244, 0.5f, 1.0f);
+  const AttributeMap conv1 = {{"strata_compute_dtype", AString("bfloat16")}};
+  AttributeMap conv2 = conv1;
+  conv2["pads"] = AInts({1, 1, 1, 1});
+  auto data = [](std::string name, std::vector<std::string> ins, std::string out, const AttributeMap& a) {
+    return graph::Node{.name = std::move(name),
+                       .op_type = "ChannelsLast",
+                       .domain = "strata",
+                       .inputs = std::move(ins),
+                       .outputs = {std::move(out)},
+                       .attrs = ChannelsLastAttrs("ConvBackwardData", "strata", {0}, a),
+                       .opset = 17};
+  };
+  g.nodes.push_back(data("conv1_data", {"g", "w1", "x1_shape"}, "da", conv1));
+  g.nodes.push_back(ReluGradNode("relu_grad", "da", "a", "dz"));
+  g.nodes.push_back(
+      {.name = "bn_grad",
+       .op_type = "ChannelsLast",
+       .domain = "strata",
+       .inputs = {"dz", "z", "scale", "mean", "var"},
+       .outputs = {"dy", "dscale", "dbias"},
+       .attrs = ChannelsLastAttrs("BatchNormalizationGrad", "strata", {0, 1}, {{"training_mode", AInt(1)}}),
+       .opset = 17});
+  g.nodes.push_back(data("conv2_data", {"dy", "w2", "x2_shape"}, "dx2", conv2));
+  g.nodes.push_back({.name = "sum", .op_type = "Sum", .inputs = {"dx2", "skip"}, .outputs = {"total"}, .opset = 13});
+  g.nodes.push_back(ReluGradNode("relu_grad2", "total", "b", "dout"));
+  g.inputs = {{"g", DType::kFloat32, PartialShape::Unknown()},
+              {"a", DType::kFloat32, PartialShape::Unknown()},
+              {"z", DType::kFloat32, PartialShape::Unknown()},
+              {"skip", DType::kFloat32, PartialShape::Unknown()},
+              {"b", DType::kFloat32, PartialShape::Unknown()}};
+  for (const char* o : {"dout", "dscale", "dbias"}) g.outputs.push_back({o, DType::kFloat32, PartialShape::Unknown()});
+  if (f32_values)
+    for (const char* o : {"da", "dz", "dy", "dx2"}) g.outputs.push_back({o, DType::kFloat32, PartialShape::Unknown()});
+  return model;
+}
+
+TEST(DnnlBf16Test, Bf16GradientsThroughReluGradBatchNormGradAndSum) {
+  if (Bf16Name() != "dnnl-bf16") GTEST_SKIP() << "no avx512_bf16: the convolutions run float32";
+  const int64_t n = 2, h = 10, w = 9, cin = 32, c = 48;
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{"g", RandomF({n, h, w, cin}, 245)},
+                                                             {"a", RandomF({n, h, w, c}, 246, -1.0f, 2.0f)},
+                                                             {"z", RandomF({n, h, w, c}, 247)},
+                                                             {"skip", RandomF({n, h, w, cin}, 248)},
+                                                             {"b", RandomF({n, h, w, cin}, 249, -1.0f, 2.0f)}};
+  std::string plan_bf16, plan_f32;
+  const std::vector<Tensor> got = RunFeeds(BackwardChain(false), feeds, &plan_bf16);
+  const std::vector<Tensor> f32 = RunFeeds(BackwardChain(true), feeds, &plan_f32);
+  const std::vector<Tensor> ref = RunFeeds(BackwardChain(false), feeds, nullptr, /*fast=*/false);
+  for (const char* v : {"da", "dz", "dy", "dx2"})
+    EXPECT_EQ(PlannedType(plan_bf16, v), "bfloat16") << v << "\n" << plan_bf16;
+  EXPECT_EQ(PlannedType(plan_bf16, "total"), "float32") << plan_bf16;
+  for (const char* v : {"da", "dz", "dy", "dx2", "total"}) EXPECT_EQ(PlannedType(plan_f32, v), "float32") << v;
+  EXPECT_NE(plan_bf16.find("'relu_grad' (strata.ReluGrad) kernel=cpu"), std::string::npos) << plan_bf16;
+  EXPECT_NE(plan_bf16.find("'sum' (Sum) kernel=cpu"), std::string::npos) << plan_bf16;
+  ASSERT_EQ(got.size(), 3u);
+  ASSERT_EQ(f32.size(), 7u);
+  ASSERT_EQ(ref.size(), 3u);
+  const char* names[] = {"dX of the chain", "dScale", "dB"};
+  for (int i = 0; i < 3; ++i) {
+    ExpectClose(f32[i], got[i], kBf16Tol, names[i]);
+    ExpectClose(ref[i], got[i], kBf16Tol, names[i]);
+  }
+}
+
 // A training block as the channels-last pass writes it under mixed_bfloat16: conv1 -> batch norm -> Relu -> conv2
 // forward, and the gradients ReluGrad -> batch-norm gradient and conv2's backward weights. The plan stores conv1's
 // output y (read by the batch norm and its gradient), the batch norm's output z (read by the Relu only) and the

@@ -135,14 +135,15 @@ Status CheckForwardInputs(KernelContext& ctx, const Shape& xs, int64_t c, DType 
   return Status::OK();
 }
 
-Status CheckGradInputs(KernelContext& ctx, const Shape& xs, int64_t c, DType xt = DType::kFloat32) {
+Status CheckGradInputs(KernelContext& ctx, const Shape& xs, int64_t c, DType xt = DType::kFloat32,
+                       DType dyt = DType::kFloat32) {
   const Tensor& dy = ctx.input(0);
   const Tensor& x = ctx.input(1);
   const Tensor& sc = ctx.input(2);
-  if (x.shape() != xs || x.dtype() != xt || dy.shape() != xs || dy.dtype() != DType::kFloat32 ||
-      sc.dtype() != DType::kFloat32 || sc.num_elements() != c)
+  if (x.shape() != xs || x.dtype() != xt || dy.shape() != xs || dy.dtype() != dyt || sc.dtype() != DType::kFloat32 ||
+      sc.num_elements() != c)
     return ctx.Error("dY ", dy.TypeString(), ", X ", x.TypeString(), ", scale ", sc.TypeString(),
-                     "; the plan was made for float32", xs.ToString(), ", ", DTypeName(xt), xs.ToString(),
+                     "; the plan was made for ", DTypeName(dyt), xs.ToString(), ", ", DTypeName(xt), xs.ToString(),
                      " and float32[", c, "]");
   return Status::OK();
 }
@@ -292,8 +293,9 @@ inline float Load(const float* p) { return *p; }
 inline float Load(const uint16_t* p) { return Bf16ToFloat(*p); }
 
 // Per channel, over every row: S1, S2 (and with dy: Sd, Sdx), shifted by the first row's values.
-template <typename In>
-void ChannelSumsNhwc(const In* x, const float* dy, int64_t rows, int64_t c, std::vector<double>* out) {
+// dY float32, or bfloat16 (a bfloat16 gradient under mixed_bfloat16, Plan::StoreBf16).
+template <typename In, typename G = float>
+void ChannelSumsNhwc(const In* x, const G* dy, int64_t rows, int64_t c, std::vector<double>* out) {
   const RowBlocks rb(rows);
   const int k = dy == nullptr ? 2 : 4;
   std::vector<double> partial(static_cast<size_t>(rb.blocks * k * c));
@@ -316,10 +318,10 @@ void ChannelSumsNhwc(const In* x, const float* dy, int64_t rows, int64_t c, std:
             a2[j] += d * d;
           }
         } else {
-          const float* gr = dy + r * c;
+          const G* gr = dy + r * c;
 #pragma omp simd
           for (int64_t j = 0; j < c; ++j) {
-            const float d = Load(xr + j) - Load(x + j), g = gr[j];
+            const float d = Load(xr + j) - Load(x + j), g = Load(gr + j);
             a1[j] += d;
             a2[j] += d * d;
             ad[j] += g;
@@ -389,7 +391,7 @@ class BatchNormTrainingNhwc final : public Kernel, public Bf16InputKernel, publi
     std::vector<float> mean(c), var(c);
     WithFloatOrBf16(ctx.input(0), bf16_x_, [&](const auto* px) {
       std::vector<double> sums;
-      ChannelSumsNhwc(px, nullptr, rows, c, &sums);
+      ChannelSumsNhwc(px, static_cast<const float*>(nullptr), rows, c, &sums);
       std::vector<float> a(c), b(c);
       const double m = static_cast<double>(rows);
       for (int64_t j = 0; j < c; ++j) {
@@ -415,40 +417,44 @@ class BatchNormTrainingNhwc final : public Kernel, public Bf16InputKernel, publi
 
 // dX in float32, or in bfloat16 when the plan stores it so (its readers, the bfloat16 backward convolutions, round
 // their dY to bfloat16 anyway: ops/bf16_output.h).
-// X (input 1) float32, or bfloat16 where the plan stores it so (Bf16InputKernel), as for the forward.
+// X (input 1) float32, or bfloat16 where the plan stores it so (Bf16InputKernel), as for the forward; dY (input 0)
+// likewise (a bfloat16 gradient under mixed_bfloat16: the output of ReluGrad or of a bfloat16 backward convolution),
+// widened exactly as it is read: the sums and dX are computed in float32 either way.
 class BatchNormTrainingGradNhwc final : public Kernel, public Bf16InputKernel, public Bf16OutputKernel {
  public:
-  BatchNormTrainingGradNhwc(Shape x, float eps, bool bf16_x, bool bf16_dx)
-      : x_(std::move(x)), eps_(eps), bf16_x_(bf16_x), bf16_dx_(bf16_dx) {}
+  BatchNormTrainingGradNhwc(Shape x, float eps, bool bf16_dy, bool bf16_x, bool bf16_dx)
+      : x_(std::move(x)), eps_(eps), bf16_dy_(bf16_dy), bf16_x_(bf16_x), bf16_dx_(bf16_dx) {}
   std::string_view name() const override { return "cpu"; }
-  bool reads_bf16(int input) const override { return input == 1; }
+  bool reads_bf16(int input) const override { return input == 0 || input == 1; }
 
   Status Run(KernelContext& ctx) const override {
     const int64_t c = x_[3], rows = x_[0] * x_[1] * x_[2];
-    STRATA_RETURN_IF_ERROR(CheckGradInputs(ctx, x_, c, bf16_x_ ? DType::kBFloat16 : DType::kFloat32));
-    const float* pdy = ctx.input(0).data<float>();
+    STRATA_RETURN_IF_ERROR(CheckGradInputs(ctx, x_, c, bf16_x_ ? DType::kBFloat16 : DType::kFloat32,
+                                           bf16_dy_ ? DType::kBFloat16 : DType::kFloat32));
     const float* scale = ctx.input(2).data<float>();
     std::vector<float> dscale(c), dbias(c);
     STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, bf16_dx_ ? DType::kBFloat16 : DType::kFloat32, x_));
-    WithFloatOrBf16(ctx.input(1), bf16_x_, [&](const auto* px) {
-      std::vector<double> sums;
-      ChannelSumsNhwc(px, pdy, rows, c, &sums);
-      std::vector<float> k1(c), k2(c), k3(c);
-      const double m = static_cast<double>(rows);
-      for (int64_t j = 0; j < c; ++j) {
-        const Sums sj{sums[j], sums[c + j], sums[2 * c + j], sums[3 * c + j]};
-        const ChannelGrad k = ChannelGradient(sj, Load(px + j), m, scale[j], eps_);
-        dbias[j] = k.dbias;
-        dscale[j] = k.dscale;
-        k1[j] = k.k1;
-        k2[j] = k.k2;
-        k3[j] = k.k3;
-      }
-      if (bf16_dx_) {
-        AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), static_cast<uint16_t*>(dx->raw_data()), rows, c);
-      } else {
-        AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), dx->data<float>(), rows, c);
-      }
+    WithFloatOrBf16(ctx.input(0), bf16_dy_, [&](const auto* pdy) {
+      WithFloatOrBf16(ctx.input(1), bf16_x_, [&](const auto* px) {
+        std::vector<double> sums;
+        ChannelSumsNhwc(px, pdy, rows, c, &sums);
+        std::vector<float> k1(c), k2(c), k3(c);
+        const double m = static_cast<double>(rows);
+        for (int64_t j = 0; j < c; ++j) {
+          const Sums sj{sums[j], sums[c + j], sums[2 * c + j], sums[3 * c + j]};
+          const ChannelGrad k = ChannelGradient(sj, Load(px + j), m, scale[j], eps_);
+          dbias[j] = k.dbias;
+          dscale[j] = k.dscale;
+          k1[j] = k.k1;
+          k2[j] = k.k2;
+          k3[j] = k.k3;
+        }
+        if (bf16_dx_) {
+          AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), static_cast<uint16_t*>(dx->raw_data()), rows, c);
+        } else {
+          AffineRowsNhwc(pdy, px, k1.data(), k3.data(), k2.data(), dx->data<float>(), rows, c);
+        }
+      });
     });
     return WriteParameterGrads(ctx, dscale, dbias);
   }
@@ -456,7 +462,7 @@ class BatchNormTrainingGradNhwc final : public Kernel, public Bf16InputKernel, p
  private:
   Shape x_;
   float eps_;
-  bool bf16_x_, bf16_dx_;
+  bool bf16_dy_, bf16_x_, bf16_dx_;
 };
 
 }  // namespace
@@ -541,7 +547,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const 
     const PartialShape t = ins[i].shape;
     if (t.rank_known && t.rank() == 4) ins[i].shape = PartialShape::Of({t.dims[0], t.dims[3], t.dims[1], t.dims[2]});
   }
-  // X: float32, or bfloat16 where the plan stores it so (ops/bf16_output.h); the checks below see float32.
+  // dY and X: float32, or bfloat16 where the plan stores them so (ops/bf16_output.h); the checks below see float32.
+  const bool bf16_dy = ins[0].dtype == DType::kBFloat16;
+  if (bf16_dy) ins[0].dtype = DType::kFloat32;
   const bool bf16_x = ins[1].dtype == DType::kBFloat16;
   if (bf16_x) ins[1].dtype = DType::kFloat32;
   // dX: float32, or bfloat16 where the plan stores it so (ops/bf16_output.h); the checks below see float32.
@@ -553,7 +561,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const 
       return Decline(op, "an output is neither float32 nor a bfloat16 dX");
   STRATA_RETURN_IF_ERROR(CreateBatchNormTrainingGrad(KernelInit{wrapped, ins, outs}).status());
   return std::unique_ptr<Kernel>(std::make_unique<BatchNormTrainingGradNhwc>(
-      init.inputs[1].shape.ToShape(), node.GetFloat("epsilon", 1e-5f), bf16_x, bf16_dx));
+      init.inputs[1].shape.ToShape(), node.GetFloat("epsilon", 1e-5f), bf16_dy, bf16_x, bf16_dx));
 }
 
 }  // namespace strata::ops::cpu::STRATA_CPU_NS

@@ -1,6 +1,7 @@
 // Relu and strata.ReluGrad with bfloat16 activations (Plan::StoreBf16, mixed_bfloat16 training): Relu whose X or Y
-// (or both) the plan stores in bfloat16, and ReluGrad(dY, Y) whose Y it stores so. The float32 nodes are the oneDNN
-// kernels' (src/ops/dnnl/eltwise*.cc), which tell the plan that these kernels take the bfloat16 variants.
+// (or both) the plan stores in bfloat16, and ReluGrad(dY, Y) whose Y, dY or dX (any of them) it stores so. The
+// float32 nodes are the oneDNN kernels' (src/ops/dnnl/eltwise*.cc), which tell the plan that these kernels take the
+// bfloat16 variants.
 // Why: in a mixed_bfloat16 training graph the Relu between a batch norm and the next convolution is read by that
 // convolution's forward and backward-weights kernels, which round it to bfloat16 on the way in, and by ReluGrad,
 // which only needs its sign: storing it in bfloat16 halves its memory traffic and saves both conversions, and the
@@ -52,16 +53,34 @@ void ReluRows(const In* x, Out* y, int64_t n) {
   });
 }
 
-// dx = y > 0 ? dy : 0 for bfloat16 y (bits 0x0001-0x7f80), on the bits of dy (a NaN dY where y <= 0 gives 0).
-void ReluGradSpan(const float* dy, const uint16_t* y, float* dx, int64_t n) {
+// Whether y > 0 (not zero, not negative, not NaN): for bfloat16 on the bits 0x0001-0x7f80, for float32 on the bits
+// 0x00000001-0x7f800000.
+inline uint32_t PositiveMask(uint16_t b) { return 0u - static_cast<uint32_t>(b >= 1 && b <= 0x7f80); }
+inline uint32_t PositiveMask(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof(u));
+  return 0u - static_cast<uint32_t>(u >= 1 && u <= 0x7f800000u);
+}
+// dY's bits as stored (float32 or bfloat16) and dX's from them: masking keeps a bfloat16 dY exact in either type
+// (widened to float32: the bits shifted up), and a float32 dY written to bfloat16 is rounded to nearest even.
+inline uint32_t GradBits(float g) {
+  uint32_t u;
+  std::memcpy(&u, &g, sizeof(u));
+  return u;
+}
+inline uint32_t GradBits(uint16_t g) { return static_cast<uint32_t>(g) << 16; }
+inline void PutGrad(float* dx, uint32_t bits) { std::memcpy(dx, &bits, sizeof(bits)); }
+inline void PutGrad(uint16_t* dx, uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  *dx = FloatToBf16(f);
+}
+
+// dx = y > 0 ? dy : 0 on the bits of dy (a NaN dY where y <= 0 gives 0); dY, Y and dX each float32 or bfloat16.
+template <typename G, typename Y, typename D>
+void ReluGradSpan(const G* dy, const Y* y, D* dx, int64_t n) {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t g;
-    std::memcpy(&g, dy + i, sizeof(g));
-    const uint32_t b = y[i];
-    g &= 0u - static_cast<uint32_t>(b >= 1 && b <= 0x7f80);
-    std::memcpy(dx + i, &g, sizeof(g));
-  }
+  for (int64_t i = 0; i < n; ++i) PutGrad(dx + i, GradBits(dy[i]) & PositiveMask(y[i]));
 }
 
 class ReluBf16Kernel final : public Kernel, public Bf16InputKernel, public Bf16OutputKernel, public InplaceKernel {
@@ -100,34 +119,59 @@ class ReluBf16Kernel final : public Kernel, public Bf16InputKernel, public Bf16O
   DType x_, y_;
 };
 
-class ReluGradBf16Kernel final : public Kernel, public Bf16InputKernel {
+// ReluGrad(dY, Y) -> dX where at least one of them is a bfloat16 value (Plan::StoreBf16): Y a bfloat16 activation, and
+// under mixed_bfloat16 also dY (the output of a bfloat16 backward-data convolution or of another gradient kernel that
+// writes bfloat16) and dX (where its readers take bfloat16: the batch-norm gradient, Sum, the convolutions).
+class ReluGradBf16Kernel final : public Kernel, public Bf16InputKernel, public Bf16OutputKernel {
  public:
-  explicit ReluGradBf16Kernel(Shape shape) : shape_(std::move(shape)) {}
+  ReluGradBf16Kernel(Shape shape, DType dy, DType y, DType dx) : shape_(std::move(shape)), dy_(dy), y_(y), dx_(dx) {}
   std::string_view name() const override { return "cpu"; }
-  bool reads_bf16(int input) const override { return input == 1; }
+  bool reads_bf16(int input) const override { return input == 0 || input == 1; }
 
   Status Run(KernelContext& ctx) const override {
     const Tensor& dy = ctx.input(0);
     const Tensor& y = ctx.input(1);
-    if (dy.dtype() != DType::kFloat32 || dy.shape() != shape_ || y.dtype() != DType::kBFloat16 || y.shape() != shape_)
-      return ctx.Error("dY ", dy.TypeString(), ", Y ", y.TypeString(), "; the plan was made for float32",
-                       shape_.ToString(), " and bfloat16", shape_.ToString());
-    STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, DType::kFloat32, shape_));
-    const float* g = dy.data<float>();
-    const auto* yh = static_cast<const uint16_t*>(Data(y));
-    float* out = dx->data<float>();
+    if (dy.dtype() != dy_ || dy.shape() != shape_ || y.dtype() != y_ || y.shape() != shape_)
+      return ctx.Error("dY ", dy.TypeString(), ", Y ", y.TypeString(), "; the plan was made for ", DTypeName(dy_),
+                       shape_.ToString(), " and ", DTypeName(y_), shape_.ToString());
+    STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, dx_, shape_));
     const int64_t n = shape_.NumElements();
-    ParallelFor((n + kBlock - 1) / kBlock, 1, [g, yh, out, n](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; ++b) {
-        const int64_t lo = b * kBlock;
-        ReluGradSpan(g + lo, yh + lo, out + lo, std::min(kBlock, n - lo));
-      }
+    With(dy_, dy.raw_data(), [&](const auto* g) {
+      With(y_, y.raw_data(), [&](const auto* yv) {
+        With(dx_, dx->raw_data(), [&](auto* out) {
+          ParallelFor((n + kBlock - 1) / kBlock, 1, [g, yv, out, n](int64_t begin, int64_t end) {
+            for (int64_t b = begin; b < end; ++b) {
+              const int64_t lo = b * kBlock;
+              ReluGradSpan(g + lo, yv + lo, out + lo, std::min(kBlock, n - lo));
+            }
+          });
+        });
+      });
     });
     return Status::OK();
   }
 
  private:
+  // `f` called with the data as float32 or bfloat16 (uint16_t), by `t`.
+  template <typename F>
+  static void With(DType t, const void* p, F&& f) {
+    if (t == DType::kBFloat16) {
+      f(static_cast<const uint16_t*>(p));
+    } else {
+      f(static_cast<const float*>(p));
+    }
+  }
+  template <typename F>
+  static void With(DType t, void* p, F&& f) {
+    if (t == DType::kBFloat16) {
+      f(static_cast<uint16_t*>(p));
+    } else {
+      f(static_cast<float*>(p));
+    }
+  }
+
   Shape shape_;
+  DType dy_, y_, dx_;
 };
 
 }  // namespace
@@ -150,13 +194,15 @@ StatusOr<std::unique_ptr<Kernel>> CreateReluGradBf16(const KernelInit& init) {
   if (init.inputs.size() != 2) return Decline(op, "needs dY and Y");
   const ValueType& dy = init.inputs[0];
   const ValueType& y = init.inputs[1];
-  if (y.dtype != DType::kBFloat16) return Decline(op, "Y is not a bfloat16 activation (float32: the oneDNN kernel's)");
-  if (dy.dtype != DType::kFloat32 || !dy.shape.IsFullyKnown() || !y.shape.IsFullyKnown() ||
-      dy.shape.ToShape() != y.shape.ToShape())
-    return Decline(op, "dY is not float32 of Y's shape known at plan time");
-  if (!init.outputs.empty() && init.outputs[0].dtype != DType::kFloat32 && init.outputs[0].dtype != DType::kUndefined)
-    return Decline(op, "dX is not float32");
-  return std::unique_ptr<Kernel>(std::make_unique<ReluGradBf16Kernel>(dy.shape.ToShape()));
+  const DType dx =
+      init.outputs.empty() || init.outputs[0].dtype == DType::kUndefined ? DType::kFloat32 : init.outputs[0].dtype;
+  if (!IsFloat(dy.dtype) || !IsFloat(y.dtype) || !IsFloat(dx))
+    return Decline(op, "dY, Y and dX must each be float32 or bfloat16");
+  if (dy.dtype != DType::kBFloat16 && y.dtype != DType::kBFloat16 && dx != DType::kBFloat16)
+    return Decline(op, "no bfloat16 value (float32: the oneDNN kernel's)");
+  if (!dy.shape.IsFullyKnown() || !y.shape.IsFullyKnown() || dy.shape.ToShape() != y.shape.ToShape())
+    return Decline(op, "dY and Y are not of one shape known at plan time");
+  return std::unique_ptr<Kernel>(std::make_unique<ReluGradBf16Kernel>(dy.shape.ToShape(), dy.dtype, y.dtype, dx));
 }
 
 }  // namespace strata::ops::cpu

@@ -147,17 +147,22 @@ auto WinogradOrDirect(const KernelInit& init, const ConvShapes& s, bool nhwc, co
       [&] { return make(AnyMd(ToDims(s.x)), AnyMd(ToDims(s.y)), Alg::convolution_direct); });
 }
 
-// RequireFloat32 but for the shape input, except that dY (and with `x_may_be_bf16`, backward weights' X) may be a
-// bfloat16 activation (Plan::StoreBf16): whether one is.
-StatusOr<bool> CheckTypes(const KernelInit& init, bool x_may_be_bf16 = false) {
+// RequireFloat32 but for the shape input, except that dY (and with `x_may_be_bf16`, backward weights' X; with
+// `dx_may_be_bf16`, backward data's dX) may be a bfloat16 activation or gradient (Plan::StoreBf16): whether one is.
+StatusOr<bool> CheckTypes(const KernelInit& init, bool x_may_be_bf16 = false, bool dx_may_be_bf16 = false) {
   std::vector<ValueType> ins(init.inputs.begin(), init.inputs.end());
+  std::vector<ValueType> outs(init.outputs.begin(), init.outputs.end());
   bool any = false;
   for (int i : {0, 1}) {
     if (i >= static_cast<int>(ins.size()) || ins[i].dtype != DType::kBFloat16 || (i == 1 && !x_may_be_bf16)) continue;
     ins[i].dtype = DType::kFloat32;
     any = true;
   }
-  STRATA_RETURN_IF_ERROR(RequireFloat32(KernelInit{init.node, ins, init.outputs}, {2}));
+  if (dx_may_be_bf16 && !outs.empty() && outs[0].dtype == DType::kBFloat16) {
+    outs[0].dtype = DType::kFloat32;
+    any = true;
+  }
+  STRATA_RETURN_IF_ERROR(RequireFloat32(KernelInit{init.node, ins, outs}, {2}));
   return any;
 }
 
@@ -213,7 +218,10 @@ bool IsGemmImpl(const dnnl::primitive_desc_base& pd) {
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& init, bool nhwc) {
-  STRATA_ASSIGN_OR_RETURN(const bool bf16_dy, CheckTypes(init));
+  // dY may be a bfloat16 activation, and dX a bfloat16 gradient (mixed_bfloat16: where every reader of dX takes it
+  // so, e.g. ReluGrad), which only the bfloat16 build takes.
+  STRATA_ASSIGN_OR_RETURN(const bool bf16_dy, CheckTypes(init, false, /*dx_may_be_bf16=*/true));
+  const auto dx_type = init.outputs.empty() ? kF32 : FloatType(init.outputs[0].dtype);
   STRATA_ASSIGN_OR_RETURN(ConvShapes s, Shapes(init, /*data=*/true, nhwc));
   return WithBf16(init, bf16_dy, [&](bool bf16) {
     return BuildKernel(
@@ -221,11 +229,12 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& in
       [&](PrimitiveKernel& k) -> Status {
         const Md w_user = WeightsMd(s.w, s.group);
         const Md w_any = AnyMd(w_user.dims(), bf16 ? kBf16 : kF32);
-        const Md x_user = ActivationMd(s.x, nhwc);
+        const Md x_user = ActivationMd(s.x, nhwc, dx_type);
         const Md y_user = ActivationMd(s.y, nhwc, FloatType(init.inputs[0].dtype));
         auto make = [&](const Md& x, const Md& y, Alg alg) {
-          // bfloat16: dY and W in bfloat16, dX float32 (the hint: a bfloat16 forward).
-          const Md dx = Typed(x, kF32, bf16), dy = Typed(y, kBf16, bf16);
+          // bfloat16: dY and W in bfloat16, dX float32 or, where the plan stores it so, bfloat16 (rounded from the
+          // float32 accumulator); the hint: a bfloat16 forward.
+          const Md dx = Typed(x, dx_type, bf16), dy = Typed(y, kBf16, bf16);
           const auto hint = HintPd(s, Typed(x, kBf16, bf16), w_any, dy, false, alg);
           dnnl::convolution_backward_data::desc d(alg, dx, w_any, dy, s.win.strides, s.win.dilations, s.win.pad_l,
                                                   s.win.pad_r);

@@ -42,8 +42,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateEltwiseGrad(const KernelInit& init) {
           {{DNNL_ARG_DIFF_DST, dy},
            {from_dst ? DNNL_ARG_DST : DNNL_ARG_SRC, v},
            {DNNL_ARG_DIFF_SRC, k.Output(0, shape, md)}});
-    // ReluGrad's Y may be a bfloat16 activation, which the hand-written kernel reads (cpu/relu_bf16.cc).
-    if (node.op_type == "ReluGrad") k.set_bf16_variant(1u << 1, false);
+    // ReluGrad's Y may be a bfloat16 activation, and its dY and dX bfloat16 gradients (mixed_bfloat16), which the
+    // hand-written kernel takes (cpu/relu_bf16.cc).
+    if (node.op_type == "ReluGrad") k.set_bf16_variant((1u << 0) | (1u << 1), true);
     return Status::OK();
   });
 }
