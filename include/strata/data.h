@@ -175,6 +175,10 @@ struct CsvOptions {
 
 struct ImageFolderOptions {
   std::vector<std::string> extensions = {".jpg", ".jpeg", ".png"};  // case-insensitive
+  // Unset: class by class (sorted folders, sorted files). Set: all files in one random order drawn from this seed,
+  // the same every epoch (Keras's image_dataset_from_directory(shuffle=True, seed)), so that a Shuffle buffer smaller
+  // than the folder does not hand out the first classes first.
+  std::optional<uint64_t> shuffle_seed;
 };
 
 struct SampleOptions {

@@ -1,4 +1,5 @@
-// Dataset::ImageFolder: one class per subfolder (labels follow the sorted folder names), files sorted within each.
+// Dataset::ImageFolder: one class per subfolder (labels follow the sorted folder names), files sorted within each,
+// or all of them in one seeded random order (ImageFolderOptions::shuffle_seed).
 // Elements carry the encoded bytes; decoding is a Map so that it can run in parallel.
 #include <algorithm>
 #include <cctype>
@@ -51,6 +52,10 @@ class ImageFolderNode final : public internal::DatasetNode {
     STRATA_ASSIGN_OR_RETURN(auto entries, ListImages(dir_, options_, classes));
     if (entries.empty())
       return NotFoundError("image_folder: no files with extensions ", options_.extensions, " under '", dir_, "'");
+    if (options_.shuffle_seed) {  // Fisher-Yates over the sorted list: the order depends on the seed only
+      Rng rng(*options_.shuffle_seed);
+      for (size_t i = entries.size() - 1; i > 0; --i) std::swap(entries[i], entries[rng.Below(i + 1)]);
+    }
     return std::unique_ptr<Iterator>(new It(std::move(classes), std::move(entries)));
   }
 

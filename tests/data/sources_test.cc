@@ -1,6 +1,7 @@
 // Sources: tensor slices, TFRecord files (metadata, corrupt records, parallel reads), list_files, IDX, image
 // folders and CSV.
 #include <fstream>
+#include <set>
 
 #include "core/file_util.h"
 #include "data_test_util.h"
@@ -180,6 +181,46 @@ TEST(ImageFolderTest, ClassesFromSubfoldersAndDecodeErrorsNameTheFile) {
   auto stats = std::make_shared<QualityStats>();
   EXPECT_EQ(Collect(decoded.IgnoreErrors(stats)).size(), 3u);
   EXPECT_EQ(stats->TotalDropped("error: DATA_LOSS"), 1);
+}
+
+TEST(ImageFolderTest, ShuffleSeedMixesTheClassesInOneSeededOrder) {
+  const std::string dir = TempPath("folder_shuffled");
+  const Tensor img = Tensor::Zeros(DType::kUInt8, Shape{2, 2, 1});
+  const std::string png = *io::EncodePng(img);
+  std::vector<std::string> sorted;  // the unshuffled order: class folders sorted, files sorted within each
+  for (const char* c : {"a", "b", "c"}) {
+    ASSERT_TRUE(MakeDirs(dir + "/" + c).ok());
+    for (int i = 0; i < 20; ++i) {
+      const std::string path = StrCat(dir, "/", c, "/", i < 10 ? "0" : "", i, ".png");
+      std::ofstream(path, std::ios::binary) << png;
+      sorted.push_back(path);
+    }
+  }
+  auto sources = [](std::vector<Element> es) {
+    std::vector<std::string> out;
+    for (Element& e : es) out.push_back(e.meta().at(kMetaSource));
+    return out;
+  };
+  const std::vector<Element> plain = Collect(Dataset::ImageFolder(dir));
+  EXPECT_EQ(sources(plain), sorted);
+  std::vector<Element> first = Collect(Dataset::ImageFolder(dir, {.shuffle_seed = 7}));
+  ASSERT_EQ(first.size(), 60u);
+  // A permutation of the same files, each with its own folder's label...
+  std::vector<std::string> got = sources(first);
+  EXPECT_NE(got, sorted);
+  std::vector<std::string> got_sorted = got;
+  std::sort(got_sorted.begin(), got_sorted.end());
+  EXPECT_EQ(got_sorted, sorted);
+  for (Element& e : first) {
+    const std::string folder = e.meta().at(kMetaSource).substr(dir.size() + 1, 1);
+    EXPECT_EQ(e.Get("label")->data<int64_t>()[0], folder[0] - 'a') << e.meta().at(kMetaSource);
+  }
+  // ...whose first 20 hold every class (sorted, they are all class 0)...
+  const std::vector<int64_t> labels = Ints(first, "label");
+  EXPECT_EQ(std::set<int64_t>(labels.begin(), labels.begin() + 20), (std::set<int64_t>{0, 1, 2}));
+  // ...the same for the same seed, another for another seed.
+  EXPECT_EQ(sources(Collect(Dataset::ImageFolder(dir, {.shuffle_seed = 7}))), got);
+  EXPECT_NE(sources(Collect(Dataset::ImageFolder(dir, {.shuffle_seed = 8}))), got);
 }
 
 TEST(CsvDatasetTest, QuotingTypesDefaultsAndErrors) {
