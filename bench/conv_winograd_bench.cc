@@ -105,12 +105,13 @@ Result Forward(const Layer& l, bool wino, int reps) {
                                     Md(b_d, kF32, Tag::a), wino ? any_y : nhwc_y, s, p, p);
   dnnl::convolution_forward::primitive_desc pd(d, attr, Eng());
   Steps st;
-  memory x_user = Filled(nhwc_x, 1), w_user = Filled(Md(w_d, kF32, Tag::oihw), 0.1f), b = Filled(Md(b_d, kF32, Tag::a), 0.1f);
+  memory x_user = Filled(nhwc_x, 1), w_user = Filled(Md(w_d, kF32, Tag::oihw), 0.1f),
+         b = Filled(Md(b_d, kF32, Tag::a), 0.1f);
   memory y_user(nhwc_y, Eng());
   memory x = Into(st, x_user, pd.src_desc()), w = Into(st, w_user, pd.weights_desc());
   memory y = pd.dst_desc() == nhwc_y ? y_user : memory(pd.dst_desc(), Eng());
-  st.list.push_back({dnnl::convolution_forward(pd), {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b},
-                                                     {DNNL_ARG_DST, y}}});
+  st.list.push_back({dnnl::convolution_forward(pd),
+                     {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, y}}});
   st.Reorder(y, y_user);
   return {MedianMs(st, reps), pd.impl_info_str()};
 }
@@ -130,8 +131,8 @@ Result BackwardData(const Layer& l, bool wino, int reps) {
   memory dx_user(Md(x_d, kF32, Tag::nhwc), Eng());
   memory dy = Into(st, dy_user, pd.diff_dst_desc()), w = Into(st, w_user, pd.weights_desc());
   memory dx = pd.diff_src_desc() == dx_user.get_desc() ? dx_user : memory(pd.diff_src_desc(), Eng());
-  st.list.push_back({dnnl::convolution_backward_data(pd),
-                     {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, dx}}});
+  st.list.push_back(
+      {dnnl::convolution_backward_data(pd), {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, dx}}});
   st.Reorder(dx, dx_user);
   return {MedianMs(st, reps), pd.impl_info_str()};
 }
@@ -153,8 +154,9 @@ Result BackwardWeights(const Layer& l, bool wino, int reps) {
   memory dy = Into(st, dy_user, pd.diff_dst_desc()), x = Into(st, x_user, pd.src_desc());
   memory dw = pd.diff_weights_desc() == dw_user.get_desc() ? dw_user : memory(pd.diff_weights_desc(), Eng());
   memory db = pd.diff_bias_desc() == db_user.get_desc() ? db_user : memory(pd.diff_bias_desc(), Eng());
-  st.list.push_back({dnnl::convolution_backward_weights(pd), {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_SRC, x},
-                                                              {DNNL_ARG_DIFF_WEIGHTS, dw}, {DNNL_ARG_DIFF_BIAS, db}}});
+  st.list.push_back(
+      {dnnl::convolution_backward_weights(pd),
+       {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_SRC, x}, {DNNL_ARG_DIFF_WEIGHTS, dw}, {DNNL_ARG_DIFF_BIAS, db}}});
   st.Reorder(dw, dw_user);
   st.Reorder(db, db_user);
   return {MedianMs(st, reps), pd.impl_info_str()};

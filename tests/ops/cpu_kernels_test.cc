@@ -438,12 +438,14 @@ TEST(CpuFirstLayerBackwardFilterTest, MatchesTheReference) {
   RunOpCase(FirstLayerFilterRow("valid, 32 channels (the Fashion CNN)", {3, 28, 28, 1}, 32, {3, 26, 26, 32}, {}));
   RunOpCase(FirstLayerFilterRow("pad 1, 32 channels", {2, 9, 10, 1}, 32, {2, 9, 10, 32},
                                 {{"pads", AInts({1, 1, 1, 1})}}));
-  RunOpCase(FirstLayerFilterRow("pad 1, 16 channels", {2, 7, 6, 1}, 16, {2, 7, 6, 16}, {{"pads", AInts({1, 1, 1, 1})}}));
+  RunOpCase(
+      FirstLayerFilterRow("pad 1, 16 channels", {2, 7, 6, 1}, 16, {2, 7, 6, 16}, {{"pads", AInts({1, 1, 1, 1})}}));
   RunOpCase(FirstLayerFilterRow("48 channels", {2, 8, 9, 1}, 48, {2, 6, 7, 48}, {}));
   RunOpCase(FirstLayerFilterRow("stride 2, pads 0,0,1,1", {2, 12, 11, 1}, 32, {2, 6, 5, 32},
                                 {{"pads", AInts({0, 0, 1, 1})}, {"strides", AInts({2, 2})}}));
-  RunOpCase(FirstLayerFilterRow("dilation 2, stride 1x2, asymmetric pads", {2, 13, 11, 1}, 16, {2, 11, 4, 16},
-                                {{"pads", AInts({2, 0, 0, 1})}, {"strides", AInts({1, 2})}, {"dilations", AInts({2, 2})}}));
+  RunOpCase(FirstLayerFilterRow(
+      "dilation 2, stride 1x2, asymmetric pads", {2, 13, 11, 1}, 16, {2, 11, 4, 16},
+      {{"pads", AInts({2, 0, 0, 1})}, {"strides", AInts({1, 2})}, {"dilations", AInts({2, 2})}}));
   OpCase no_bias = FirstLayerFilterRow("no bias output", {2, 6, 6, 1}, 32, {2, 4, 4, 32}, {});
   no_bias.num_outputs = 1;
   RunOpCase(no_bias);

@@ -19,9 +19,8 @@
 
 #include "core/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
-#include "ops/defs/grad/conv_grad_util.h"
-
 #include "ops/cpu/isa_begin.h"
+#include "ops/defs/grad/conv_grad_util.h"
 namespace strata::ops::cpu::STRATA_CPU_NS {
 namespace {
 
@@ -207,7 +206,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastFirstLayerConvBackwardFilter
   const Shape &x = shapes.x, &y = shapes.dy, &w = shapes.w;
   if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4) return Decline("2-D convolutions only (dY, X and W of rank 4)");
   if (x[3] != 1 || w[1] != 1 || node.GetInt("group", 1) != 1)
-    return Decline(StrCat("not a convolution of one input channel (X has ", x[3], ", group ", node.GetInt("group", 1), ")"));
+    return Decline(
+        StrCat("not a convolution of one input channel (X has ", x[3], ", group ", node.GetInt("group", 1), ")"));
   if (w[0] % 16 != 0) return Decline(StrCat("output channels must be a multiple of 16, found ", w[0]));
   if (w[2] != 3 || w[3] != 3) return Decline(StrCat("3x3 kernels only, found ", w[2], "x", w[3]));
   if (x.NumElements() == 0 || y.NumElements() == 0) return Decline("empty tensors");

@@ -28,8 +28,9 @@ std::string WinogradRejection(const KernelInit& init, const Shape& x, const Shap
   if (backward && win.pad_l != win.pad_r) return "Winograd backward needs equal begin and end pads";
   if (group != 1) return StrCat("Winograd has no groups, found group ", group);
   if (w[0] < kWinogradMinChannels || x[1] < kWinogradMinInputChannelsWithTiles)
-    return StrCat("C ", x[1], " and M ", w[0], ": Winograd pays from ", kWinogradMinChannels, " channels on both sides (",
-                  kWinogradMinInputChannelsWithTiles, " input channels with enough tiles)");
+    return StrCat("C ", x[1], " and M ", w[0], ": Winograd pays from ", kWinogradMinChannels,
+                  " channels on both sides (", kWinogradMinInputChannelsWithTiles,
+                  " input channels with enough tiles)");
   if (x[1] < kWinogradMinChannels) {
     // Output tiles of 4x4 over the batch (the output's size from X, the pads and the 3x3 kernel at stride 1).
     int64_t tiles = x[0];
