@@ -394,6 +394,81 @@ TEST(CpuDepthwiseBackwardFilterNhwcTest, DeclinesWhatItDoesNotTake) {
   declines(only_dy);
 }
 
+// strata.ChannelsLast wrapping strata.ConvBackwardFilter of a convolution of one input channel (a first layer on grey
+// images): dY [N, OH, OW, M] and X [N, H, W, 1] channels-last, dW [M, 1, 3, 3] and dB [M] plain, against the
+// reference (dY and X transposed back to NCHW, a float gemm).
+OpCase FirstLayerFilterRow(std::string label, std::vector<int64_t> x, int64_t m, std::vector<int64_t> y,
+                           AttributeMap attrs, uint64_t seed = 170) {
+  attrs["nhwc_inputs"] = AInts({0, 1});
+  attrs["nhwc_output"] = AInt(0);
+  OpCase row = ChannelsLastCase(std::move(label), "ConvBackwardFilter", "strata",
+                                {RandomF(y, seed), RandomF(x, seed + 1), I64({m, 1, 3, 3}, {4})}, std::move(attrs),
+                                "cpu");
+  row.num_outputs = 2;
+  row.constant_inputs = {2};
+  row.rtol = 1e-4;
+  row.atol = 1e-4;
+  return row;
+}
+
+TEST(CpuFirstLayerBackwardFilterTest, MatchesTheReference) {
+  // By hand: one 2x2 image under a 3x3 window with pad 1, 16 output channels, dY = 1 everywhere for channel 0 and 2
+  // for the others: tap (i, j) sums X over the positions it reads (X = [[1, 2], [3, 4]]: the centre tap reads all
+  // four, 10; a corner tap one pixel; an edge tap two), times dY. dB = 4 and 8.
+  std::vector<float> dy(4 * 16, 2.0f);
+  for (int p = 0; p < 4; ++p) dy[p * 16] = 1.0f;
+  OpCase hand = ChannelsLastCase(
+      "2x2 image, 3x3 pad 1, by hand", "ConvBackwardFilter", "strata",
+      {F(dy, {1, 2, 2, 16}), F({1, 2, 3, 4}, {1, 2, 2, 1}), I64({16, 1, 3, 3}, {4})},
+      {{"pads", AInts({1, 1, 1, 1})}, {"nhwc_inputs", AInts({0, 1})}, {"nhwc_output", AInt(0)}}, "cpu");
+  hand.num_outputs = 2;
+  hand.constant_inputs = {2};
+  // Tap (0,0) reads x[0][0] = 1 for output (1,1) only; (0,1): x[0][0] + x[0][1] = 3; (0,2): x[0][1] = 2; (1,0): 4;
+  // (1,1): 10; (1,2): 6; (2,0): 3; (2,1): 7; (2,2): 4.
+  const std::vector<float> taps = {1, 3, 2, 4, 10, 6, 3, 7, 4};
+  std::vector<float> dw, db;
+  for (int o = 0; o < 16; ++o) {
+    for (float t : taps) dw.push_back(o == 0 ? t : 2 * t);
+    db.push_back(o == 0 ? 4 : 8);
+  }
+  hand.expected = {F(dw, {16, 1, 3, 3}), F(db, {16})};
+  RunOpCase(hand);
+  // The Fashion CNN's first layer ('valid', 32 channels: the two-vector path), 'same' padding, a single 16-channel
+  // vector, 48 channels (two vectors, then one), strides and dilations with asymmetric pads.
+  RunOpCase(FirstLayerFilterRow("valid, 32 channels (the Fashion CNN)", {3, 28, 28, 1}, 32, {3, 26, 26, 32}, {}));
+  RunOpCase(FirstLayerFilterRow("pad 1, 32 channels", {2, 9, 10, 1}, 32, {2, 9, 10, 32},
+                                {{"pads", AInts({1, 1, 1, 1})}}));
+  RunOpCase(
+      FirstLayerFilterRow("pad 1, 16 channels", {2, 7, 6, 1}, 16, {2, 7, 6, 16}, {{"pads", AInts({1, 1, 1, 1})}}));
+  RunOpCase(FirstLayerFilterRow("48 channels", {2, 8, 9, 1}, 48, {2, 6, 7, 48}, {}));
+  RunOpCase(FirstLayerFilterRow("stride 2, pads 0,0,1,1", {2, 12, 11, 1}, 32, {2, 6, 5, 32},
+                                {{"pads", AInts({0, 0, 1, 1})}, {"strides", AInts({2, 2})}}));
+  RunOpCase(FirstLayerFilterRow(
+      "dilation 2, stride 1x2, asymmetric pads", {2, 13, 11, 1}, 16, {2, 11, 4, 16},
+      {{"pads", AInts({2, 0, 0, 1})}, {"strides", AInts({1, 2})}, {"dilations", AInts({2, 2})}}));
+  OpCase no_bias = FirstLayerFilterRow("no bias output", {2, 6, 6, 1}, 32, {2, 4, 4, 32}, {});
+  no_bias.num_outputs = 1;
+  RunOpCase(no_bias);
+}
+
+TEST(CpuFirstLayerBackwardFilterTest, DeclinesWhatItDoesNotTake) {
+  auto declines = [](OpCase c) {
+    c.expect_decline = true;
+    RunOpCase(c);
+  };
+  OpCase two = FirstLayerFilterRow("2 input channels", {2, 6, 6, 2}, 16, {2, 4, 4, 16}, {});
+  two.inputs[2] = I64({16, 2, 3, 3}, {4});
+  declines(two);
+  declines(FirstLayerFilterRow("8 output channels", {2, 6, 6, 1}, 8, {2, 4, 4, 8}, {}));
+  OpCase five = FirstLayerFilterRow("5x5", {2, 6, 6, 1}, 16, {2, 2, 2, 16}, {});
+  five.inputs[2] = I64({16, 1, 5, 5}, {4});
+  declines(five);
+  OpCase only_dy = FirstLayerFilterRow("X channels-first", {2, 6, 6, 1}, 16, {2, 4, 4, 16}, {});
+  only_dy.attrs["nhwc_inputs"] = AInts({0});
+  only_dy.inputs[1] = RandomF({2, 1, 6, 6}, 3);
+  declines(only_dy);
+}
+
 // Sum of same-shape float32 inputs, bit for bit the reference's ((x0 + x1) + x2) + ... (rtol and atol 0): two to four
 // inputs, sizes below, at and across the kernel's 16384-element blocks; by hand once.
 TEST(CpuSumTest, MatchesTheReferenceExactly) {

@@ -428,8 +428,9 @@ TEST(DnnlChannelsLastTest, GradientOps) {
 }
 
 
-// Winograd (src/ops/dnnl/winograd.h): 3x3 stride-1 convolutions with at least 64 channels on both sides run
-// oneDNN's Winograd (forward, backward data, backward weights) unless conv_algorithm is direct. Its rounding differs
+// Winograd (src/ops/dnnl/winograd.h): 3x3 stride-1 convolutions with at least 64 channels on both sides (or 32 input
+// channels and at least 256 output tiles) run oneDNN's Winograd (forward, backward data, backward weights) unless
+// conv_algorithm is direct. Its rounding differs
 // from the direct kernels': compared with the reference within 1e-5 of each output's largest magnitude (issue 19
 // measured at most 2e-6 on ResNet layers), on top of the harness's rtol.
 constexpr double kWinogradTol = 1e-5;
@@ -457,7 +458,8 @@ TEST(DnnlWinogradTest, Forward) {
   RunOpCase(Winograd(ConvRow("runtime weights and bias", {2, 64, 8, 8}, {64, 64, 3, 3}, pad1, true, false)));
   // The same layer with conv_algorithm direct, and layers the rule or oneDNN keep direct.
   RunOpCase(Direct(ConvRow("conv_algorithm direct", {1, 64, 14, 14}, {64, 64, 3, 3}, pad1)));
-  RunOpCase(Winograd(ConvRow("32 input channels: below the rule", {1, 32, 10, 10}, {64, 32, 3, 3}, pad1), "dnnl"));
+  RunOpCase(Winograd(ConvRow("32 output channels: below the rule", {1, 64, 10, 10}, {32, 64, 3, 3}, pad1), "dnnl"));
+  RunOpCase(Winograd(ConvRow("16 input channels: below the rule", {8, 16, 32, 32}, {64, 16, 3, 3}, pad1), "dnnl"));
   RunOpCase(Winograd(ConvRow("stride 2", {1, 64, 10, 10}, {64, 64, 3, 3}, {{"strides", AInts({2, 2})}}), "dnnl"));
   RunOpCase(Winograd(ConvRow("dilation 2", {1, 64, 10, 10}, {64, 64, 3, 3}, {{"dilations", AInts({2, 2})}}), "dnnl"));
   RunOpCase(Winograd(ConvRow("5x5 kernel", {1, 64, 10, 10}, {64, 64, 5, 5}, {}), "dnnl"));
@@ -703,6 +705,35 @@ TEST(DnnlConvImplTest, ChannelsLastOneByOneBackwardReadsNhwcDirectly) {
       row.atol = 1e-5;
       RunOpCase(row);
     }
+  }
+}
+
+// From 32 input channels, 64 output channels run Winograd once there are at least 256 output tiles of 4x4 over the
+// batch (winograd.cc's rule): the Fashion CNN's second layer (32 -> 64, 3x3 'valid' on 13x13: 9 tiles an image) at
+// batch 32, channels-last with its bias and relu as training runs it, weights fed at run time; at batch 1 it stays
+// direct.
+TEST(DnnlWinogradTest, ThirtyTwoToSixtyFour) {
+  RunOpCase(Winograd(ConvRow("32 -> 64, 'valid', 13x13, batch 32", {32, 32, 13, 13}, {64, 32, 3, 3}, {})));
+  RunOpCase(Winograd(ConvRow("the same at batch 1 stays direct", {1, 32, 13, 13}, {64, 32, 3, 3}, {}), "dnnl"));
+  AttributeMap fused;
+  fused["activation"] = AString("Relu");
+  RunOpCase(Winograd(ChannelsLastRow("channels-last 32 -> 64 + relu, runtime weights", "FusedConv",
+                                     {RandomF({32, 13, 13, 32}, 160), RandomF({64, 32, 3, 3}, 161, -0.2f, 0.2f),
+                                      RandomF({64}, 162)},
+                                     fused, {}, "strata")));
+  const AttributeMap pad1 = {{"pads", AInts({1, 1, 1, 1})}};
+  for (bool data : {true, false}) {
+    SCOPED_TRACE(data ? "backward data" : "backward weights");
+    RunOpCase(BackwardRow("32 -> 64, 'valid', 13x13, batch 32, channels-last", data, {32, 32, 13, 13}, {64, 32, 3, 3},
+                          {32, 64, 11, 11}, {}, true));
+    RunOpCase(BackwardRow("32 -> 64, pad 1, 46x46 (288 tiles)", data, {2, 32, 46, 46}, {64, 32, 3, 3},
+                          {2, 64, 46, 46}, pad1));
+    RunOpCase(Winograd(BackwardRow("32 -> 64, pad 1, 14x14 (32 tiles) stays direct", data, {2, 32, 14, 14},
+                                   {64, 32, 3, 3}, {2, 64, 14, 14}, pad1),
+                       "dnnl"));
+    RunOpCase(Winograd(BackwardRow("32 output channels stay direct", data, {8, 64, 24, 24}, {32, 64, 3, 3},
+                                   {8, 32, 24, 24}, pad1),
+                       "dnnl"));
   }
 }
 

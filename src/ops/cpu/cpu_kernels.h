@@ -48,6 +48,10 @@ StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const Kernel
 // depthwise_conv_backward_filter_nhwc.cc: strata.ChannelsLast wrapping strata.ConvBackwardFilter of a 2-D depthwise
 // convolution (dY and X channels-last, plain dW), float32, any channel count, shapes and w_shape known at plan time.
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
+// first_layer_conv_backward_filter_nhwc.cc: strata.ChannelsLast wrapping strata.ConvBackwardFilter of a 2-D
+// convolution of one input channel (dY and X channels-last, plain dW), one group, 3x3, output channels a multiple
+// of 16, float32, shapes and w_shape known at plan time.
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastFirstLayerConvBackwardFilter(const KernelInit& init);
 // The plan-time reading both depthwise kernels share: dY and X float32 of known shapes, and W's shape from the
 // w_shape input (a 1-D int64 or int32 constant); otherwise `decline`'s status, which names the kernel.
 struct DepthwiseGradShapes {
@@ -78,7 +82,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateBatchNormTrainingGrad(const KernelInit& 
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const KernelInit& init);
 
-// Run-time choice of the variant (isa.h). The twelve factories above that have vector code (all but CreateChannelsLast,
+// Run-time choice of the variant (isa.h). The thirteen factories above that have vector code (all but CreateChannelsLast,
 // CreateChannelsLastMaxPoolGrad, CreateDepthwiseConvBackwardFilter and CreateSum) exist twice, in namespaces generic
 // and avx512; the ones above call the variant that CpuIsaForPlans() names when a plan is made (dispatch.cc).
 enum class CpuIsa { kGeneric, kAvx512 };
@@ -106,6 +110,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastFirstLayerConvBackwardFilter(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 }  // namespace generic
 
@@ -121,6 +126,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastConvMaxPool(const KernelInit
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init);
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastFirstLayerConvBackwardFilter(const KernelInit& init);
 StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinear(const KernelInit& init);
 }  // namespace avx512
 

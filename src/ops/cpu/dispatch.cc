@@ -111,6 +111,12 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(
                                 : generic::CreateChannelsLastDepthwiseConvBackwardFilter(init);
 }
 
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastFirstLayerConvBackwardFilter(const KernelInit& init) {
+  STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
+  return isa == CpuIsa::kAvx512 ? avx512::CreateChannelsLastFirstLayerConvBackwardFilter(init)
+                                : generic::CreateChannelsLastFirstLayerConvBackwardFilter(init);
+}
+
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastPointwiseConv(const KernelInit& init) {
   STRATA_ASSIGN_OR_RETURN(CpuIsa isa, CpuIsaForPlans());
   return isa == CpuIsa::kAvx512 ? avx512::CreateChannelsLastPointwiseConv(init)

@@ -201,8 +201,13 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLast(const KernelInit& init) {
   const std::string op = init.node.GetString("op", "");
   if (init.node.GetString("op_domain", "") == "strata" && op == "MaxPoolGrad")
     return CreateChannelsLastMaxPoolGrad(init);
-  if (init.node.GetString("op_domain", "") == "strata" && op == "ConvBackwardFilter")
-    return CreateChannelsLastDepthwiseConvBackwardFilter(init);
+  if (init.node.GetString("op_domain", "") == "strata" && op == "ConvBackwardFilter") {
+    auto dw = CreateChannelsLastDepthwiseConvBackwardFilter(init);
+    if (dw.ok() || dw.status().code() != StatusCode::kUnimplemented) return dw;
+    auto first = CreateChannelsLastFirstLayerConvBackwardFilter(init);
+    if (first.ok() || first.status().code() != StatusCode::kUnimplemented) return first;
+    return UnimplementedError(dw.status().message(), "; ", first.status().message());
+  }
   if (init.node.GetString("op_domain", "") == "strata" && op == "ConvMaxPool")
     return CreateChannelsLastConvMaxPool(init);
   if (init.node.GetString("op_domain", "").empty() && op == "MaxPool") return CreateChannelsLastMaxPool(init);

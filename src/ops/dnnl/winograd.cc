@@ -4,10 +4,17 @@
 
 namespace strata::ops::onednn {
 
-// Least input and output channels for Winograd to pay, measured with 2 threads on 3x3 stride-1 layers with the
-// channels-last reorders counted (docs/engine.md, "Winograd"): 64 -> 64 and up gained 12-60%; 32 -> 32 and
-// 16 -> 16 lost 10-35%, 32 -> 64 broke even, 3 -> 64 (a first layer) was 4x slower.
+// Least input and output channels for Winograd to pay, measured on 3x3 stride-1 layers with the channels-last
+// reorders counted (docs/engine.md, "Winograd"): 64 -> 64 and up gained 12-60%; 32 -> 32 and 16 -> 16 lost 10-35%
+// in the forward pass with 2 threads, 3 -> 64 (a first layer) was 4x slower.
 constexpr int64_t kWinogradMinChannels = 64;
+// Below 64 input channels (down to 32), 64 output channels pay once there are enough 4x4 output tiles
+// (bench/conv_winograd_bench: forward, backward data and backward weights together took 0.52-0.67 of the direct
+// kernels' time at 1 thread for 32 -> 64 with 576 to 6272 tiles, e.g. the Fashion CNN's second layer at 13x13, batch
+// 64), but not at batch 1: that layer's inference at batch 1 (9 tiles) took 1.0 ms with Winograd against 0.37 direct
+// for the whole model, while batch 32 (288 tiles) took 2.10 against 2.29 ms.
+constexpr int64_t kWinogradMinInputChannelsWithTiles = 32;
+constexpr int64_t kWinogradMinTiles = 256;
 
 std::string WinogradRejection(const KernelInit& init, const Shape& x, const Shape& w, const Window& win, int64_t group,
                               bool backward) {
@@ -20,8 +27,21 @@ std::string WinogradRejection(const KernelInit& init, const Shape& x, const Shap
   }
   if (backward && win.pad_l != win.pad_r) return "Winograd backward needs equal begin and end pads";
   if (group != 1) return StrCat("Winograd has no groups, found group ", group);
-  if (x[1] < kWinogradMinChannels || w[0] < kWinogradMinChannels)
-    return StrCat("C ", x[1], " and M ", w[0], ": Winograd pays from ", kWinogradMinChannels, " channels on both sides");
+  if (w[0] < kWinogradMinChannels || x[1] < kWinogradMinInputChannelsWithTiles)
+    return StrCat("C ", x[1], " and M ", w[0], ": Winograd pays from ", kWinogradMinChannels,
+                  " channels on both sides (", kWinogradMinInputChannelsWithTiles,
+                  " input channels with enough tiles)");
+  if (x[1] < kWinogradMinChannels) {
+    // Output tiles of 4x4 over the batch (the output's size from X, the pads and the 3x3 kernel at stride 1).
+    int64_t tiles = x[0];
+    for (int i = 0; i < 2; ++i) {
+      const int64_t out = x[2 + i] + win.pad_l[i] + win.pad_r[i] - 2;
+      tiles *= out > 0 ? (out + 3) / 4 : 0;
+    }
+    if (tiles < kWinogradMinTiles)
+      return StrCat("C ", x[1], " (under ", kWinogradMinChannels, ") with ", tiles,
+                    " output tiles of 4x4: Winograd pays there from ", kWinogradMinTiles, " tiles");
+  }
   return "";
 }
 

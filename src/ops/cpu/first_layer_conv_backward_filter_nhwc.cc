@@ -1,0 +1,227 @@
+// strata.ChannelsLast wrapping strata.ConvBackwardFilter (dY, X, w_shape) -> dW[, dB] of a 2-D convolution with one
+// input channel (an image model's first layer on grey images: the Fashion-MNIST CNN's 1 -> 32, 3x3), dY
+// [N, OH, OW, M] and X [N, H, W, 1] channels-last, float32, M a multiple of 16, a 3x3 kernel, one group; dW
+// [M, 1, KH, KW] and dB [M] plain.
+//
+// Why: oneDNN 2.6 runs this layer's backward weights on its blocked layout (nChw16c), so dY (the max pool gradient
+// just written, 5.5 MB at batch 64) was reordered from nhwc first: the reorder took as long as the convolution
+// (0.30 and 0.31 ms of a 9 ms Fashion CNN step on one thread), and oneDNN's nhwc implementation took as long as
+// both (0.55 ms). Here the sums read dY where it is: 0.43-0.45 ms.
+//
+// Per task (a fixed range of (image, output row) pairs, so the sums do not depend on the number of threads), per
+// output row, per vector of 16 output channels: every tap's float sum over the row of dY times the X value that tap
+// read (X has one channel, so that is one broadcast value per tap; taps over the border read 0), kept in registers,
+// then added into the task's double sums; the tasks' sums are added in task order and rounded once. The reference
+// (a float gemm) agrees to float rounding.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "core/parallel.h"
+#include "ops/cpu/cpu_kernels.h"
+#include "ops/cpu/isa_begin.h"
+#include "ops/defs/grad/conv_grad_util.h"
+namespace strata::ops::cpu::STRATA_CPU_NS {
+namespace {
+
+Status Decline(std::string_view why) {
+  return UnimplementedError("cpu one-input-channel ConvBackwardFilter (channels-last): ", why);
+}
+
+typedef float F16 __attribute__((vector_size(64)));
+typedef double D8 __attribute__((vector_size(64)));
+typedef float F8 __attribute__((vector_size(32)));
+
+inline F16 Load(const float* p) {
+  F16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+constexpr int64_t kTasks = 8;  // row ranges; fixed, so that results do not depend on the thread count
+
+struct Geometry {
+  int64_t n, h, w, m;              // X [N, H, W, 1], M output channels
+  int64_t kh, kw, sh, sw, dh, dw;  // kernel, strides, dilations
+  int64_t pt, pl;                  // pads at the top and left
+  int64_t oh, ow;                  // dY [N, OH, OW, M]
+};
+
+// acc[k][0..16) += the 16 float lanes of v, in double.
+inline void AddTo(double* acc, F16 v) {
+  F8 lo, hi;
+  std::memcpy(&lo, &v, sizeof lo);
+  std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+  D8 a, b;
+  std::memcpy(&a, acc, sizeof a);
+  std::memcpy(&b, acc + 8, sizeof b);
+  a += __builtin_convertvector(lo, D8);
+  b += __builtin_convertvector(hi, D8);
+  std::memcpy(acc, &a, sizeof a);
+  std::memcpy(acc + 8, &b, sizeof b);
+}
+
+class FirstLayerBackwardFilterNhwc final : public Kernel {
+ public:
+  FirstLayerBackwardFilterNhwc(const Geometry& g, Shape w) : g_(g), w_(std::move(w)) {
+    tasks_ = std::min<int64_t>(kTasks, g.n * g.oh);
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) xoff_.push_back(i * g.dh * g.w + j * g.dw);
+  }
+
+  std::string_view name() const override { return "cpu"; }
+
+  // Per task: double sums of every tap and the bias, [taps + 1][M].
+  size_t scratch_bytes() const override {
+    return sizeof(double) * static_cast<size_t>(tasks_ * (g_.kh * g_.kw + 1) * g_.m) + 64;
+  }
+
+  Status Run(KernelContext& ctx) const override {
+    const Geometry& g = g_;
+    const Tensor& dy = ctx.input(0);
+    const Tensor& x = ctx.input(1);
+    if (x.shape() != Shape{g.n, g.h, g.w, 1} || dy.shape() != Shape{g.n, g.oh, g.ow, g.m})
+      return ctx.Error("dY ", dy.shape().ToString(), " and X ", x.shape().ToString(),
+                       " differ from the shapes the plan was made for (dY [", g.n, ",", g.oh, ",", g.ow, ",", g.m,
+                       "], X [", g.n, ",", g.h, ",", g.w, ",1])");
+    STRATA_ASSIGN_OR_RETURN(Tensor * dw, ctx.Output(0, DType::kFloat32, w_));
+    float* pdb = nullptr;
+    if (ctx.output_wanted(1)) {
+      STRATA_ASSIGN_OR_RETURN(Tensor * db, ctx.Output(1, DType::kFloat32, Shape{g.m}));
+      pdb = db->data<float>();
+    }
+    STRATA_ASSIGN_OR_RETURN(void* scratch, ctx.Scratch(scratch_bytes()));
+    double* sums = static_cast<double*>(scratch);
+    const int64_t taps = g.kh * g.kw, stride = (taps + 1) * g.m, rows = g.n * g.oh;
+    const float* px = x.data<float>();
+    const float* pdy = dy.data<float>();
+    ParallelFor(tasks_, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        double* acc = sums + t * stride;
+        std::fill(acc, acc + stride, 0.0);
+        for (int64_t r = rows * t / tasks_; r < rows * (t + 1) / tasks_; ++r) {
+          int64_t ob = 0;
+          for (; ob + 32 <= g.m; ob += 32) Row<2>(px, pdy, r, ob, acc);
+          if (ob < g.m) Row<1>(px, pdy, r, ob, acc);
+        }
+      }
+    });
+    float* pdw = dw->data<float>();
+    for (int64_t o = 0; o < g.m; ++o) {
+      for (int64_t k = 0; k <= taps; ++k) {
+        if (k == taps && pdb == nullptr) break;
+        double s = 0.0;
+        for (int64_t t = 0; t < tasks_; ++t) s += sums[t * stride + k * g.m + o];
+        if (k < taps) {
+          pdw[o * taps + k] = static_cast<float>(s);
+        } else {
+          pdb[o] = static_cast<float>(s);
+        }
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  // The X values that the 9 taps of output column q read, in the row of windows starting at X row h0 of image xn
+  // (0 for taps over the border).
+  void Taps(const float* xn, int64_t h0, bool rows_inside, int64_t q, float* xv) const {
+    const Geometry& g = g_;
+    const int64_t w0 = q * g.sw - g.pl;
+    if (rows_inside && w0 >= 0 && w0 + 2 * g.dw < g.w) {
+      const float* xw = xn + h0 * g.w + w0;
+      for (int k = 0; k < 9; ++k) xv[k] = xw[xoff_[k]];
+    } else {
+      for (int k = 0; k < 9; ++k) {
+        const int64_t hi = h0 + (k / 3) * g.dh, wj = w0 + (k % 3) * g.dw;
+        xv[k] = hi >= 0 && hi < g.h && wj >= 0 && wj < g.w ? xn[hi * g.w + wj] : 0.0f;
+      }
+    }
+  }
+
+  // Output row r (image r / OH), output channels [ob, ob + 16 NB) (NB = 1 or 2): the 9 taps' sums and the bias sum
+  // over the row's pixels, in registers (named: GCC keeps an array of nine vectors in memory), then into
+  // acc[tap][ob ..] in double (acc[9][..]: the bias).
+  template <int NB>
+  void Row(const float* px, const float* pdy, int64_t r, int64_t ob, double* acc) const {
+    const Geometry& g = g_;
+    const int64_t n = r / g.oh, oh = r % g.oh;
+    const int64_t h0 = oh * g.sh - g.pt;
+    const float* xn = px + n * g.h * g.w;
+    const float* yr = pdy + (n * g.oh + oh) * g.ow * g.m + ob;
+    const bool rows_inside = h0 >= 0 && h0 + 2 * g.dh < g.h;
+    F16 s0 = {}, s1 = {}, s2 = {}, s3 = {}, s4 = {}, s5 = {}, s6 = {}, s7 = {}, s8 = {}, b = {};
+    F16 t0 = {}, t1 = {}, t2 = {}, t3 = {}, t4 = {}, t5 = {}, t6 = {}, t7 = {}, t8 = {}, c = {};
+    // Unit strides and dilations along the row: the windows inside X read three consecutive values of three rows.
+    const bool unit = g.sw == 1 && g.dw == 1;
+    const float* x0 = xn + h0 * g.w;
+    const float* x1 = x0 + g.dh * g.w;
+    const float* x2 = x1 + g.dh * g.w;
+    for (int64_t q = 0; q < g.ow; ++q) {
+      float xv[9];
+      const int64_t w0 = q - g.pl;
+      if (unit && rows_inside && w0 >= 0 && w0 + 2 < g.w) {
+        xv[0] = x0[w0], xv[1] = x0[w0 + 1], xv[2] = x0[w0 + 2];
+        xv[3] = x1[w0], xv[4] = x1[w0 + 1], xv[5] = x1[w0 + 2];
+        xv[6] = x2[w0], xv[7] = x2[w0 + 1], xv[8] = x2[w0 + 2];
+      } else {
+        Taps(xn, h0, rows_inside, q, xv);
+      }
+      const F16 d = Load(yr + q * g.m);
+      b += d;
+      s0 += xv[0] * d, s1 += xv[1] * d, s2 += xv[2] * d;
+      s3 += xv[3] * d, s4 += xv[4] * d, s5 += xv[5] * d;
+      s6 += xv[6] * d, s7 += xv[7] * d, s8 += xv[8] * d;
+      if constexpr (NB == 2) {
+        const F16 e = Load(yr + q * g.m + 16);
+        c += e;
+        t0 += xv[0] * e, t1 += xv[1] * e, t2 += xv[2] * e;
+        t3 += xv[3] * e, t4 += xv[4] * e, t5 += xv[5] * e;
+        t6 += xv[6] * e, t7 += xv[7] * e, t8 += xv[8] * e;
+      }
+    }
+    const F16 sums[10] = {s0, s1, s2, s3, s4, s5, s6, s7, s8, b};
+    for (int k = 0; k < 10; ++k) AddTo(acc + k * g.m + ob, sums[k]);
+    if constexpr (NB == 2) {
+      const F16 more[10] = {t0, t1, t2, t3, t4, t5, t6, t7, t8, c};
+      for (int k = 0; k < 10; ++k) AddTo(acc + k * g.m + ob + 16, more[k]);
+    }
+  }
+
+  Geometry g_;
+  Shape w_;
+  std::vector<int64_t> xoff_;  // per tap: its X offset from the window's corner
+  int64_t tasks_ = 1;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastFirstLayerConvBackwardFilter(const KernelInit& init) {
+  const Node& node = init.node;
+  if (node.GetString("op_domain", "") != "strata" || node.GetString("op", "") != "ConvBackwardFilter")
+    return Decline("not a channels-last strata.ConvBackwardFilter");
+  if (node.GetInts("nhwc_inputs", {0}) != std::vector<int64_t>{0, 1} || node.GetInt("nhwc_output", 1) != 0)
+    return Decline("needs dY and X channels-last and a plain dW");
+  STRATA_ASSIGN_OR_RETURN(const DepthwiseGradShapes shapes, ReadDepthwiseGradShapes(init, Decline));
+  const Shape &x = shapes.x, &y = shapes.dy, &w = shapes.w;
+  if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4) return Decline("2-D convolutions only (dY, X and W of rank 4)");
+  if (x[3] != 1 || w[1] != 1 || node.GetInt("group", 1) != 1)
+    return Decline(
+        StrCat("not a convolution of one input channel (X has ", x[3], ", group ", node.GetInt("group", 1), ")"));
+  if (w[0] % 16 != 0) return Decline(StrCat("output channels must be a multiple of 16, found ", w[0]));
+  if (w[2] != 3 || w[3] != 3) return Decline(StrCat("3x3 kernels only, found ", w[2], "x", w[3]));
+  if (x.NumElements() == 0 || y.NumElements() == 0) return Decline("empty tensors");
+  auto cg = convgrad::ForwardConv(node, Shape{x[0], 1, x[1], x[2]}, w);
+  if (!cg.ok()) return Decline(cg.status().message());
+  if (cg->y != Shape{y[0], y[3], y[1], y[2]}) return Decline("dY does not have the convolution's output shape");
+  const nn::Geometry3& f = cg->g;  // 2-D: index 0 is the unit depth axis
+  Geometry g;
+  g.n = x[0], g.h = x[1], g.w = x[2], g.m = w[0];
+  g.kh = w[2], g.kw = w[3], g.sh = f.stride[1], g.sw = f.stride[2], g.dh = f.dilation[1], g.dw = f.dilation[2];
+  g.pt = f.pad_begin[1], g.pl = f.pad_begin[2];
+  g.oh = y[1], g.ow = y[2];
+  return std::unique_ptr<Kernel>(std::make_unique<FirstLayerBackwardFilterNhwc>(g, w));
+}
+
+}  // namespace strata::ops::cpu::STRATA_CPU_NS
+#include "ops/cpu/isa_end.h"
