@@ -58,6 +58,16 @@ struct DepthwiseGradShapes {
   Shape dy, x, w;
 };
 StatusOr<DepthwiseGradShapes> ReadDepthwiseGradShapes(const KernelInit& init, Status (*decline)(std::string_view why));
+// What the two channels-last filter-gradient kernels (depthwise, first layer) read at plan time beyond that: a
+// strata.ConvBackwardFilter with dY and X channels-last and a plain dW, 2-D and non-empty, whose dY has the output
+// shape of the forward convolution of X (channels x[3]) by W, and that convolution's geometry (2-D: index 0 is the
+// unit depth axis); otherwise `decline`'s status.
+struct ChannelsLastConvGrad {
+  Shape dy, x, w;
+  nn::Geometry3 f;
+};
+StatusOr<ChannelsLastConvGrad> ReadChannelsLastConvGrad(const KernelInit& init,
+                                                        Status (*decline)(std::string_view why));
 
 // sum.cc: Sum of two or more float32 inputs of one shape known at plan time (no broadcasting), bit for bit the
 // reference's order, split across threads.

@@ -128,6 +128,23 @@ StatusOr<DepthwiseGradShapes> ReadDepthwiseGradShapes(const KernelInit& init, St
   return DepthwiseGradShapes{init.inputs[0].shape.ToShape(), init.inputs[1].shape.ToShape(), Shape(dims)};
 }
 
+StatusOr<ChannelsLastConvGrad> ReadChannelsLastConvGrad(const KernelInit& init,
+                                                        Status (*decline)(std::string_view why)) {
+  const Node& node = init.node;
+  if (node.GetString("op_domain", "") != "strata" || node.GetString("op", "") != "ConvBackwardFilter")
+    return decline("not a channels-last strata.ConvBackwardFilter");
+  if (node.GetInts("nhwc_inputs", {0}) != std::vector<int64_t>{0, 1} || node.GetInt("nhwc_output", 1) != 0)
+    return decline("needs dY and X channels-last and a plain dW");
+  STRATA_ASSIGN_OR_RETURN(const DepthwiseGradShapes shapes, ReadDepthwiseGradShapes(init, decline));
+  const Shape &x = shapes.x, &y = shapes.dy, &w = shapes.w;
+  if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4) return decline("2-D convolutions only (dY, X and W of rank 4)");
+  if (x.NumElements() == 0 || y.NumElements() == 0) return decline("empty tensors");
+  auto cg = convgrad::ForwardConv(node, Shape{x[0], x[3], x[1], x[2]}, w);
+  if (!cg.ok()) return decline(cg.status().message());
+  if (cg->y != Shape{y[0], y[3], y[1], y[2]}) return decline("dY does not have the convolution's output shape");
+  return ChannelsLastConvGrad{y, x, w, cg->g};
+}
+
 StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const KernelInit& init) {
   const Node& node = init.node;
   STRATA_ASSIGN_OR_RETURN(const DepthwiseGradShapes shapes, ReadDepthwiseGradShapes(init, Decline));

@@ -180,22 +180,11 @@ class DepthwiseBackwardFilterNhwc final : public Kernel {
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastDepthwiseConvBackwardFilter(const KernelInit& init) {
-  const Node& node = init.node;
-  if (node.GetString("op_domain", "") != "strata" || node.GetString("op", "") != "ConvBackwardFilter")
-    return Decline("not a channels-last strata.ConvBackwardFilter");
-  if (node.GetInts("nhwc_inputs", {0}) != std::vector<int64_t>{0, 1} || node.GetInt("nhwc_output", 1) != 0)
-    return Decline("needs dY and X channels-last and a plain dW");
-  STRATA_ASSIGN_OR_RETURN(const DepthwiseGradShapes shapes, ReadDepthwiseGradShapes(init, Decline));
-  const Shape &x = shapes.x, &y = shapes.dy, &w = shapes.w;
-  if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4) return Decline("2-D convolutions only (dY, X and W of rank 4)");
+  STRATA_ASSIGN_OR_RETURN(const ChannelsLastConvGrad r, ReadChannelsLastConvGrad(init, Decline));
+  const Shape &x = r.x, &y = r.dy, &w = r.w;
   const int64_t c = x[3];
-  if (node.GetInt("group", 1) != c || w[0] != c || w[1] != 1) return Decline("not a depthwise convolution");
-  if (x.NumElements() == 0 || y.NumElements() == 0) return Decline("empty tensors");
-  const Shape nchw{x[0], c, x[1], x[2]};
-  auto cg = convgrad::ForwardConv(node, nchw, w);
-  if (!cg.ok()) return Decline(cg.status().message());
-  if (cg->y != Shape{y[0], y[3], y[1], y[2]}) return Decline("dY does not have the convolution's output shape");
-  const nn::Geometry3& f = cg->g;  // 2-D: index 0 is the unit depth axis
+  if (init.node.GetInt("group", 1) != c || w[0] != c || w[1] != 1) return Decline("not a depthwise convolution");
+  const nn::Geometry3& f = r.f;
   DwGeometry g;
   g.n = x[0], g.h = x[1], g.w = x[2], g.c = c;
   g.kh = w[2], g.kw = w[3], g.sh = f.stride[1], g.sw = f.stride[2], g.dh = f.dilation[1], g.dw = f.dilation[2];

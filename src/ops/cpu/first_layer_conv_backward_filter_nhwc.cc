@@ -197,24 +197,14 @@ class FirstLayerBackwardFilterNhwc final : public Kernel {
 }  // namespace
 
 StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastFirstLayerConvBackwardFilter(const KernelInit& init) {
-  const Node& node = init.node;
-  if (node.GetString("op_domain", "") != "strata" || node.GetString("op", "") != "ConvBackwardFilter")
-    return Decline("not a channels-last strata.ConvBackwardFilter");
-  if (node.GetInts("nhwc_inputs", {0}) != std::vector<int64_t>{0, 1} || node.GetInt("nhwc_output", 1) != 0)
-    return Decline("needs dY and X channels-last and a plain dW");
-  STRATA_ASSIGN_OR_RETURN(const DepthwiseGradShapes shapes, ReadDepthwiseGradShapes(init, Decline));
-  const Shape &x = shapes.x, &y = shapes.dy, &w = shapes.w;
-  if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4) return Decline("2-D convolutions only (dY, X and W of rank 4)");
-  if (x[3] != 1 || w[1] != 1 || node.GetInt("group", 1) != 1)
-    return Decline(
-        StrCat("not a convolution of one input channel (X has ", x[3], ", group ", node.GetInt("group", 1), ")"));
+  STRATA_ASSIGN_OR_RETURN(const ChannelsLastConvGrad r, ReadChannelsLastConvGrad(init, Decline));
+  const Shape &x = r.x, &y = r.dy, &w = r.w;
+  const int64_t group = init.node.GetInt("group", 1);
+  if (x[3] != 1 || w[1] != 1 || group != 1)
+    return Decline(StrCat("not a convolution of one input channel (X has ", x[3], ", group ", group, ")"));
   if (w[0] % 16 != 0) return Decline(StrCat("output channels must be a multiple of 16, found ", w[0]));
   if (w[2] != 3 || w[3] != 3) return Decline(StrCat("3x3 kernels only, found ", w[2], "x", w[3]));
-  if (x.NumElements() == 0 || y.NumElements() == 0) return Decline("empty tensors");
-  auto cg = convgrad::ForwardConv(node, Shape{x[0], 1, x[1], x[2]}, w);
-  if (!cg.ok()) return Decline(cg.status().message());
-  if (cg->y != Shape{y[0], y[3], y[1], y[2]}) return Decline("dY does not have the convolution's output shape");
-  const nn::Geometry3& f = cg->g;  // 2-D: index 0 is the unit depth axis
+  const nn::Geometry3& f = r.f;
   Geometry g;
   g.n = x[0], g.h = x[1], g.w = x[2], g.m = w[0];
   g.kh = w[2], g.kw = w[3], g.sh = f.stride[1], g.sw = f.stride[2], g.dh = f.dilation[1], g.dw = f.dilation[2];
