@@ -570,6 +570,17 @@ graph::Node ReluGradNode(std::string name, std::string dy, std::string y, std::s
           .outputs = {std::move(dx)},
           .opset = 1};
 }
+// The channels-last training batch-norm gradient "bn_grad" of X with the inputs scale, mean and var; outputs dX,
+// dscale and dbias.
+graph::Node BatchNormGradNode(std::string dy, std::string x, std::string dx) {
+  return {.name = "bn_grad",
+          .op_type = "ChannelsLast",
+          .domain = "strata",
+          .inputs = {std::move(dy), std::move(x), "scale", "mean", "var"},
+          .outputs = {std::move(dx), "dscale", "dbias"},
+          .attrs = ChannelsLastAttrs("BatchNormalizationGrad", "strata", {0, 1}, {{"training_mode", AInt(1)}}),
+          .opset = 17};
+}
 
 // Runs `model` (no graph passes) with the fast kernels on `feeds`; the outputs, and the plan in `*plan`.
 std::vector<Tensor> RunFeeds(std::shared_ptr<graph::Model> model,
@@ -667,14 +678,7 @@ TEST(DnnlBf16Test, KernelsReadingBf16ActivationsMatchFloat32) {
                        .outputs = {"y", "run_mean", "run_var"},
                        .attrs = ChannelsLastAttrs("BatchNormalization", "", {0}, {{"training_mode", AInt(1)}}),
                        .opset = 17};
-  const graph::Node bn_grad{
-      .name = "bn_grad",
-      .op_type = "ChannelsLast",
-      .domain = "strata",
-      .inputs = {"dy", "x", "scale", "mean", "var"},
-      .outputs = {"dx", "dscale", "dbias"},
-      .attrs = ChannelsLastAttrs("BatchNormalizationGrad", "strata", {0, 1}, {{"training_mode", AInt(1)}}),
-      .opset = 17};
+  const graph::Node bn_grad = BatchNormGradNode("dy", "x", "dx");
   const graph::Node relu{.name = "relu", .op_type = "Relu", .inputs = {"x"}, .outputs = {"r"}, .opset = 17};
   const graph::Node relu_grad{.name = "relu_grad",
                               .op_type = "ReluGrad",
@@ -796,14 +800,7 @@ TEST(DnnlBf16Test, KernelsTakingBf16GradientsMatchFloat32) {
 
   // Batch-norm gradient: dY bfloat16 vs the widened float32 dY, X float32 or bfloat16, dX float32 or bfloat16.
   const Tensor scale = RandomF({c}, 232, 0.5f, 1.5f), mean = RandomF({c}, 233), var = RandomF({c}, 234, 0.5f, 1.0f);
-  const graph::Node bn_grad{
-      .name = "bn_grad",
-      .op_type = "ChannelsLast",
-      .domain = "strata",
-      .inputs = {"dy", "x", "scale", "mean", "var"},
-      .outputs = {"dx", "dscale", "dbias"},
-      .attrs = ChannelsLastAttrs("BatchNormalizationGrad", "strata", {0, 1}, {{"training_mode", AInt(1)}}),
-      .opset = 17};
+  const graph::Node bn_grad = BatchNormGradNode("dy", "x", "dx");
   for (const Tensor* xs : {&xw, &xb}) {
     SCOPED_TRACE(StrCat("X ", DTypeName(xs->dtype())));
     const std::vector<Tensor> want = RunKernel(bn_grad, {dyw, *xs, scale, mean, var}, {f32, f32, f32}, "cpu");
@@ -941,14 +938,7 @@ std::shared_ptr<graph::Model> BackwardChain(bool f32_values) {
   };
   g.nodes.push_back(data("conv1_data", {"g", "w1", "x1_shape"}, "da", conv1));
   g.nodes.push_back(ReluGradNode("relu_grad", "da", "a", "dz"));
-  g.nodes.push_back(
-      {.name = "bn_grad",
-       .op_type = "ChannelsLast",
-       .domain = "strata",
-       .inputs = {"dz", "z", "scale", "mean", "var"},
-       .outputs = {"dy", "dscale", "dbias"},
-       .attrs = ChannelsLastAttrs("BatchNormalizationGrad", "strata", {0, 1}, {{"training_mode", AInt(1)}}),
-       .opset = 17});
+  g.nodes.push_back(BatchNormGradNode("dz", "z", "dy"));
   g.nodes.push_back(data("conv2_data", {"dy", "w2", "x2_shape"}, "dx2", conv2));
   g.nodes.push_back({.name = "sum", .op_type = "Sum", .inputs = {"dx2", "skip"}, .outputs = {"total"}, .opset = 13});
   g.nodes.push_back(ReluGradNode("relu_grad2", "total", "b", "dout"));
@@ -1025,14 +1015,7 @@ std::shared_ptr<graph::Model> MixedTrainingBlock(bool y_output, bool za_outputs)
   g.nodes.push_back({.name = "relu", .op_type = "Relu", .inputs = {"z"}, .outputs = {"a"}, .opset = 17});
   g.nodes.push_back(ChannelsLastConv("conv2", {"a", "w2"}, "out", conv2));
   g.nodes.push_back(ReluGradNode("relu_grad", "da", "a", "dz"));
-  g.nodes.push_back(
-      {.name = "bn_grad",
-       .op_type = "ChannelsLast",
-       .domain = "strata",
-       .inputs = {"dz", "y", "scale", "mean", "var"},
-       .outputs = {"dy", "dscale", "dbias"},
-       .attrs = ChannelsLastAttrs("BatchNormalizationGrad", "strata", {0, 1}, {{"training_mode", AInt(1)}}),
-       .opset = 17});
+  g.nodes.push_back(BatchNormGradNode("dz", "y", "dy"));
   AttributeMap filter = ChannelsLastAttrs("ConvBackwardFilter", "strata", {0, 1}, conv2);
   filter["nhwc_output"] = AInt(0);
   g.nodes.push_back({.name = "conv2_filter",
