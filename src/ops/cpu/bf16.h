@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "strata/tensor.h"
+
 namespace strata::ops::cpu {
 
 inline float Bf16ToFloat(uint16_t b) {
@@ -27,5 +29,26 @@ inline float LoadF(const float* p, int64_t i) { return p[i]; }
 inline float LoadF(const uint16_t* p, int64_t i) { return Bf16ToFloat(p[i]); }
 inline void StoreF(float* p, int64_t i, float v) { p[i] = v; }
 inline void StoreF(uint16_t* p, int64_t i, float v) { p[i] = FloatToBf16(v); }
+
+// Whether a value may be such data: float32 or bfloat16.
+inline bool IsFloat32OrBf16(DType t) { return t == DType::kFloat32 || t == DType::kBFloat16; }
+
+// `f` called with `p` as float32 or bfloat16 (uint16_t) data, by `t` (any type but bfloat16 is taken as float32).
+template <typename F>
+void WithFloatOrBf16(DType t, const void* p, F&& f) {
+  if (t == DType::kBFloat16) {
+    f(static_cast<const uint16_t*>(p));
+  } else {
+    f(static_cast<const float*>(p));
+  }
+}
+template <typename F>
+void WithFloatOrBf16(DType t, void* p, F&& f) {
+  if (t == DType::kBFloat16) {
+    f(static_cast<uint16_t*>(p));
+  } else {
+    f(static_cast<float*>(p));
+  }
+}
 
 }  // namespace strata::ops::cpu

@@ -24,10 +24,6 @@ constexpr int64_t kBlock = 16384;  // elements per task
 
 Status Decline(std::string_view op, std::string_view why) { return UnimplementedError("cpu ", op, ": ", why); }
 
-bool IsFloat(DType t) { return t == DType::kFloat32 || t == DType::kBFloat16; }
-
-const void* Data(const Tensor& t) { return t.raw_data(); }
-
 // y = x > 0 ? x : 0 over [0, n) (x and y may be the same memory: element i is read before it is written).
 template <typename In, typename Out>
 void ReluSpan(const In* x, Out* y, int64_t n) {
@@ -97,20 +93,9 @@ class ReluBf16Kernel final : public Kernel, public Bf16InputKernel, public Bf16O
       return ctx.Error("X is ", x.TypeString(), ", the plan was made for ", DTypeName(x_), shape_.ToString());
     STRATA_ASSIGN_OR_RETURN(Tensor * y, ctx.Output(0, y_, shape_));
     const int64_t n = shape_.NumElements();
-    const bool xb = x_ == DType::kBFloat16, yb = y_ == DType::kBFloat16;
-    const auto* xf = static_cast<const float*>(Data(x));
-    const auto* xh = static_cast<const uint16_t*>(Data(x));
-    auto* yf = static_cast<float*>(y->raw_data());
-    auto* yh = static_cast<uint16_t*>(y->raw_data());
-    if (xb && yb) {
-      ReluRows(xh, yh, n);
-    } else if (xb) {
-      ReluRows(xh, yf, n);
-    } else if (yb) {
-      ReluRows(xf, yh, n);
-    } else {
-      ReluRows(xf, yf, n);
-    }
+    WithFloatOrBf16(x_, x.raw_data(), [&](const auto* xp) {
+      WithFloatOrBf16(y_, y->raw_data(), [&](auto* yp) { ReluRows(xp, yp, n); });
+    });
     return Status::OK();
   }
 
@@ -136,9 +121,9 @@ class ReluGradBf16Kernel final : public Kernel, public Bf16InputKernel, public B
                        shape_.ToString(), " and ", DTypeName(y_), shape_.ToString());
     STRATA_ASSIGN_OR_RETURN(Tensor * dx, ctx.Output(0, dx_, shape_));
     const int64_t n = shape_.NumElements();
-    With(dy_, dy.raw_data(), [&](const auto* g) {
-      With(y_, y.raw_data(), [&](const auto* yv) {
-        With(dx_, dx->raw_data(), [&](auto* out) {
+    WithFloatOrBf16(dy_, dy.raw_data(), [&](const auto* g) {
+      WithFloatOrBf16(y_, y.raw_data(), [&](const auto* yv) {
+        WithFloatOrBf16(dx_, dx->raw_data(), [&](auto* out) {
           ParallelFor((n + kBlock - 1) / kBlock, 1, [g, yv, out, n](int64_t begin, int64_t end) {
             for (int64_t b = begin; b < end; ++b) {
               const int64_t lo = b * kBlock;
@@ -152,24 +137,6 @@ class ReluGradBf16Kernel final : public Kernel, public Bf16InputKernel, public B
   }
 
  private:
-  // `f` called with the data as float32 or bfloat16 (uint16_t), by `t`.
-  template <typename F>
-  static void With(DType t, const void* p, F&& f) {
-    if (t == DType::kBFloat16) {
-      f(static_cast<const uint16_t*>(p));
-    } else {
-      f(static_cast<const float*>(p));
-    }
-  }
-  template <typename F>
-  static void With(DType t, void* p, F&& f) {
-    if (t == DType::kBFloat16) {
-      f(static_cast<uint16_t*>(p));
-    } else {
-      f(static_cast<float*>(p));
-    }
-  }
-
   Shape shape_;
   DType dy_, y_, dx_;
 };
@@ -182,7 +149,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateReluBf16(const KernelInit& init) {
   if (init.inputs.size() != 1 || init.outputs.size() != 1) return Decline(op, "needs one input and one output");
   const ValueType& x = init.inputs[0];
   const ValueType& y = init.outputs[0];
-  if (!IsFloat(x.dtype) || !IsFloat(y.dtype) || (x.dtype != DType::kBFloat16 && y.dtype != DType::kBFloat16))
+  if (!IsFloat32OrBf16(x.dtype) || !IsFloat32OrBf16(y.dtype) ||
+      (x.dtype != DType::kBFloat16 && y.dtype != DType::kBFloat16))
     return Decline(op, "neither X nor Y is a bfloat16 activation (float32 Relu: the oneDNN kernel's)");
   if (!x.shape.IsFullyKnown()) return Decline(op, "X's shape is not known at plan time");
   return std::unique_ptr<Kernel>(std::make_unique<ReluBf16Kernel>(x.shape.ToShape(), x.dtype, y.dtype));
@@ -196,7 +164,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateReluGradBf16(const KernelInit& init) {
   const ValueType& y = init.inputs[1];
   const DType dx =
       init.outputs.empty() || init.outputs[0].dtype == DType::kUndefined ? DType::kFloat32 : init.outputs[0].dtype;
-  if (!IsFloat(dy.dtype) || !IsFloat(y.dtype) || !IsFloat(dx))
+  if (!IsFloat32OrBf16(dy.dtype) || !IsFloat32OrBf16(y.dtype) || !IsFloat32OrBf16(dx))
     return Decline(op, "dY, Y and dX must each be float32 or bfloat16");
   if (dy.dtype != DType::kBFloat16 && y.dtype != DType::kBFloat16 && dx != DType::kBFloat16)
     return Decline(op, "no bfloat16 value (float32: the oneDNN kernel's)");

@@ -26,16 +26,6 @@ void Add2(const A* a, const B* b, Y* y, int64_t n) {
   for (int64_t j = 0; j < n; ++j) StoreF(y, j, LoadF(a, j) + LoadF(b, j));
 }
 
-// `f` called with `p` as float32 or bfloat16 (uint16_t) data, by `t`.
-template <typename F>
-void WithType(DType t, const void* p, F&& f) {
-  if (t == DType::kBFloat16) {
-    f(static_cast<const uint16_t*>(p));
-  } else {
-    f(static_cast<const float*>(p));
-  }
-}
-
 // acc[j] = x[j] (first) or acc[j] += x[j], for j in [0, n), x float32 or bfloat16.
 template <typename In>
 void Accumulate(const In* x, float* acc, int64_t n, bool first) {
@@ -87,16 +77,12 @@ class SumKernel final : public Kernel, public Bf16InputKernel, public Bf16Output
     }
     void* out = y->raw_data();
     if (inputs_.size() == 2) {  // the common case (a residual block's two gradients): one pass
-      WithType(inputs_[0], in[0], [&](const auto* a) {
-        WithType(inputs_[1], in[1], [&](const auto* b) {
+      WithFloatOrBf16(inputs_[0], in[0], [&](const auto* a) {
+        WithFloatOrBf16(inputs_[1], in[1], [&](const auto* b) {
           ParallelFor((n + kBlock - 1) / kBlock, 1, [&](int64_t begin, int64_t end) {
             for (int64_t blk = begin; blk < end; ++blk) {
               const int64_t lo = blk * kBlock, len = std::min(n, lo + kBlock) - lo;
-              if (output_ == DType::kBFloat16) {
-                Add2(a + lo, b + lo, static_cast<uint16_t*>(out) + lo, len);
-              } else {
-                Add2(a + lo, b + lo, static_cast<float*>(out) + lo, len);
-              }
+              WithFloatOrBf16(output_, out, [&](auto* o) { Add2(a + lo, b + lo, o + lo, len); });
             }
           });
         });
@@ -111,11 +97,7 @@ class SumKernel final : public Kernel, public Bf16InputKernel, public Bf16Output
         const int64_t lo = b * kBlock, len = std::min(n, lo + kBlock) - lo;
         float* acc = output_ == DType::kFloat32 ? static_cast<float*>(out) + lo : buf.data();
         for (size_t i = 0; i < in.size(); ++i) {
-          if (inputs_[i] == DType::kBFloat16) {
-            Accumulate(static_cast<const uint16_t*>(in[i]) + lo, acc, len, i == 0);
-          } else {
-            Accumulate(static_cast<const float*>(in[i]) + lo, acc, len, i == 0);
-          }
+          WithFloatOrBf16(inputs_[i], in[i], [&](const auto* x) { Accumulate(x + lo, acc, len, i == 0); });
         }
         if (output_ == DType::kBFloat16) {
           uint16_t* o = static_cast<uint16_t*>(out) + lo;
@@ -137,16 +119,15 @@ class SumKernel final : public Kernel, public Bf16InputKernel, public Bf16Output
 
 StatusOr<std::unique_ptr<Kernel>> CreateSum(const KernelInit& init) {
   if (init.inputs.size() < 2) return UnimplementedError("cpu Sum: needs two or more inputs");
-  auto is_float = [](DType t) { return t == DType::kFloat32 || t == DType::kBFloat16; };
   std::vector<DType> types;
   for (const ValueType& v : init.inputs) {
-    if (!is_float(v.dtype) || !v.shape.IsFullyKnown())
+    if (!IsFloat32OrBf16(v.dtype) || !v.shape.IsFullyKnown())
       return UnimplementedError("cpu Sum: float32 (or bfloat16 gradient) inputs of shapes known at plan time only");
     types.push_back(v.dtype);
   }
   const DType out =
       init.outputs.empty() || init.outputs[0].dtype == DType::kUndefined ? DType::kFloat32 : init.outputs[0].dtype;
-  if (!is_float(out)) return UnimplementedError("cpu Sum: the output is neither float32 nor bfloat16");
+  if (!IsFloat32OrBf16(out)) return UnimplementedError("cpu Sum: the output is neither float32 nor bfloat16");
   const Shape shape = init.inputs[0].shape.ToShape();
   for (const ValueType& v : init.inputs)
     if (v.shape.ToShape() != shape) return UnimplementedError("cpu Sum: inputs of one shape only (no broadcasting)");
