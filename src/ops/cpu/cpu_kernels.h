@@ -62,6 +62,9 @@ StatusOr<DepthwiseGradShapes> ReadDepthwiseGradShapes(const KernelInit& init, St
 // strata.ConvBackwardFilter with dY and X channels-last and a plain dW, 2-D and non-empty, whose dY has the output
 // shape of the forward convolution of X (channels x[3]) by W, and that convolution's geometry (2-D: index 0 is the
 // unit depth axis); otherwise `decline`'s status.
+// Their last step: dW[o, k] (and dB[o] when `db` is not null) in float32 from the per-task double sums, laid out
+// [task][tap, then dB as tap `taps`][output channel], added in task order (the result does not depend on threads).
+void WriteFilterGradSums(const double* sums, int64_t tasks, int64_t taps, int64_t channels, float* dw, float* db);
 struct ChannelsLastConvGrad {
   Shape dy, x, w;
   nn::Geometry3 f;

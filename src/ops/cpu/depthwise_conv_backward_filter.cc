@@ -145,6 +145,22 @@ StatusOr<ChannelsLastConvGrad> ReadChannelsLastConvGrad(const KernelInit& init,
   return ChannelsLastConvGrad{y, x, w, cg->g};
 }
 
+void WriteFilterGradSums(const double* sums, int64_t tasks, int64_t taps, int64_t channels, float* dw, float* db) {
+  const int64_t stride = (taps + 1) * channels;
+  for (int64_t o = 0; o < channels; ++o) {
+    for (int64_t k = 0; k <= taps; ++k) {
+      if (k == taps && db == nullptr) break;
+      double s = 0.0;
+      for (int64_t t = 0; t < tasks; ++t) s += sums[t * stride + k * channels + o];
+      if (k < taps) {
+        dw[o * taps + k] = static_cast<float>(s);
+      } else {
+        db[o] = static_cast<float>(s);
+      }
+    }
+  }
+}
+
 StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const KernelInit& init) {
   const Node& node = init.node;
   STRATA_ASSIGN_OR_RETURN(const DepthwiseGradShapes shapes, ReadDepthwiseGradShapes(init, Decline));

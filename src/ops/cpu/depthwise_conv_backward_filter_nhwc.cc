@@ -97,19 +97,7 @@ class DepthwiseBackwardFilterNhwc final : public Kernel {
         for (int64_t r = rows * t / tasks_; r < rows * (t + 1) / tasks_; ++r) Row(px, pdy, r, bias, acc);
       }
     });
-    float* pdw = dw->data<float>();
-    for (int64_t ch = 0; ch < g.c; ++ch) {
-      for (int64_t k = 0; k <= taps; ++k) {
-        if (k == taps && !bias) break;
-        double s = 0.0;
-        for (int64_t t = 0; t < tasks_; ++t) s += sums[t * stride + k * g.c + ch];
-        if (k < taps) {
-          pdw[ch * taps + k] = static_cast<float>(s);
-        } else {
-          pdb[ch] = static_cast<float>(s);
-        }
-      }
-    }
+    WriteFilterGradSums(sums, tasks_, taps, g.c, dw->data<float>(), pdb);
     return Status::OK();
   }
 

@@ -106,19 +106,7 @@ class FirstLayerBackwardFilterNhwc final : public Kernel {
         }
       }
     });
-    float* pdw = dw->data<float>();
-    for (int64_t o = 0; o < g.m; ++o) {
-      for (int64_t k = 0; k <= taps; ++k) {
-        if (k == taps && pdb == nullptr) break;
-        double s = 0.0;
-        for (int64_t t = 0; t < tasks_; ++t) s += sums[t * stride + k * g.m + o];
-        if (k < taps) {
-          pdw[o * taps + k] = static_cast<float>(s);
-        } else {
-          pdb[o] = static_cast<float>(s);
-        }
-      }
-    }
+    WriteFilterGradSums(sums, tasks_, taps, g.m, dw->data<float>(), pdb);
     return Status::OK();
   }
 
