@@ -3,7 +3,17 @@
 // all (NativeBf16Kernels).
 #pragma once
 
+#include "ops/op.h"
+
 namespace strata::ops {
+
+// For a kernel factory whose checks are written for float32: a bfloat16 value (one the plan stores so) is retyped
+// float32 in `v`, and the answer is whether it was.
+inline bool TakeBf16AsFloat32(ValueType& v) {
+  if (v.dtype != DType::kBFloat16) return false;
+  v.dtype = DType::kFloat32;
+  return true;
+}
 
 // The plan stores output 0 of such a kernel in bfloat16 when every reader takes it in bfloat16 (Kernel::computes_bf16,
 // which would round it to bfloat16 on the way in anyway, or Bf16InputKernel) and rebuilds the kernel with output 0

@@ -518,11 +518,9 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTraining(const Kern
   const PartialShape& t = ins[0].shape;
   ins[0].shape = PartialShape::Of({t.dims[0], t.dims[3], t.dims[1], t.dims[2]});
   // X and Y: float32, or bfloat16 where the plan stores them so (ops/bf16_output.h); the checks below see float32.
-  const bool bf16_x = ins[0].dtype == DType::kBFloat16;
-  if (bf16_x) ins[0].dtype = DType::kFloat32;
+  const bool bf16_x = TakeBf16AsFloat32(ins[0]);
   std::vector<ValueType> outs(init.outputs.begin(), init.outputs.end());
-  const bool bf16_y = !outs.empty() && outs[0].dtype == DType::kBFloat16;
-  if (bf16_y) outs[0].dtype = DType::kFloat32;
+  const bool bf16_y = !outs.empty() && TakeBf16AsFloat32(outs[0]);
   for (const ValueType& o : outs)
     if (o.dtype != DType::kUndefined && o.dtype != DType::kFloat32)
       return Decline(op, "an output is neither float32 nor a bfloat16 Y");
@@ -548,14 +546,11 @@ StatusOr<std::unique_ptr<Kernel>> CreateChannelsLastBatchNormTrainingGrad(const 
     if (t.rank_known && t.rank() == 4) ins[i].shape = PartialShape::Of({t.dims[0], t.dims[3], t.dims[1], t.dims[2]});
   }
   // dY and X: float32, or bfloat16 where the plan stores them so (ops/bf16_output.h); the checks below see float32.
-  const bool bf16_dy = ins[0].dtype == DType::kBFloat16;
-  if (bf16_dy) ins[0].dtype = DType::kFloat32;
-  const bool bf16_x = ins[1].dtype == DType::kBFloat16;
-  if (bf16_x) ins[1].dtype = DType::kFloat32;
+  const bool bf16_dy = TakeBf16AsFloat32(ins[0]);
+  const bool bf16_x = TakeBf16AsFloat32(ins[1]);
   // dX: float32, or bfloat16 where the plan stores it so (ops/bf16_output.h); the checks below see float32.
   std::vector<ValueType> outs(init.outputs.begin(), init.outputs.end());
-  const bool bf16_dx = !outs.empty() && outs[0].dtype == DType::kBFloat16;
-  if (bf16_dx) outs[0].dtype = DType::kFloat32;
+  const bool bf16_dx = !outs.empty() && TakeBf16AsFloat32(outs[0]);
   for (const ValueType& o : outs)
     if (o.dtype != DType::kUndefined && o.dtype != DType::kFloat32)
       return Decline(op, "an output is neither float32 nor a bfloat16 dX");

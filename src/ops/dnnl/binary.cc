@@ -158,10 +158,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateFusedElementwise(const KernelInit& init)
   std::vector<ValueType> ins(init.inputs.begin(), init.inputs.end()), outs(init.outputs.begin(), init.outputs.end());
   std::vector<dnnl::memory::data_type> types;
   for (std::vector<ValueType>* vts : {&ins, &outs})
-    for (ValueType& vt : *vts) {
-      types.push_back(FloatType(vt.dtype == DType::kBFloat16 ? DType::kBFloat16 : DType::kFloat32));
-      if (vt.dtype == DType::kBFloat16) vt.dtype = DType::kFloat32;
-    }
+    for (ValueType& vt : *vts) types.push_back(FloatType(TakeBf16AsFloat32(vt) ? DType::kBFloat16 : DType::kFloat32));
   if (outs.size() != 1) return Decline("needs one output");
   STRATA_RETURN_IF_ERROR(RequireFloat32(KernelInit{init.node, ins, outs}));
   STRATA_ASSIGN_OR_RETURN(Shape y, KnownShape(init.outputs[0], "output"));

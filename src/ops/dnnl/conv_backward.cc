@@ -152,16 +152,9 @@ auto WinogradOrDirect(const KernelInit& init, const ConvShapes& s, bool nhwc, co
 StatusOr<bool> CheckTypes(const KernelInit& init, bool x_may_be_bf16 = false, bool dx_may_be_bf16 = false) {
   std::vector<ValueType> ins(init.inputs.begin(), init.inputs.end());
   std::vector<ValueType> outs(init.outputs.begin(), init.outputs.end());
-  bool any = false;
-  for (int i : {0, 1}) {
-    if (i >= static_cast<int>(ins.size()) || ins[i].dtype != DType::kBFloat16 || (i == 1 && !x_may_be_bf16)) continue;
-    ins[i].dtype = DType::kFloat32;
-    any = true;
-  }
-  if (dx_may_be_bf16 && !outs.empty() && outs[0].dtype == DType::kBFloat16) {
-    outs[0].dtype = DType::kFloat32;
-    any = true;
-  }
+  bool any = !ins.empty() && TakeBf16AsFloat32(ins[0]);
+  if (x_may_be_bf16 && ins.size() > 1) any = TakeBf16AsFloat32(ins[1]) || any;
+  if (dx_may_be_bf16 && !outs.empty()) any = TakeBf16AsFloat32(outs[0]) || any;
   STRATA_RETURN_IF_ERROR(RequireFloat32(KernelInit{init.node, ins, outs}, {2}));
   return any;
 }
@@ -256,7 +249,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardDataFor(const KernelInit& in
 StatusOr<std::unique_ptr<Kernel>> CreateConvBackwardFilterFor(const KernelInit& init, bool nhwc) {
   STRATA_RETURN_IF_ERROR(CheckTypes(init, /*x_may_be_bf16=*/true).status());
   // A bfloat16 dY needs the bfloat16 kernel; a bfloat16 X is also read by the float32 one, through the reorder into
-  // its blocked layout that it runs on every X anyway (the backward weights that stay float32: Bf16BackwardWeightsPays).
+  // its blocked layout that it runs on every X anyway (the backward weights that stay float32:
+  // Bf16BackwardWeightsPays).
   const bool bf16_dy = init.inputs[0].dtype == DType::kBFloat16;
   const bool bf16_x = init.inputs[1].dtype == DType::kBFloat16;
   STRATA_ASSIGN_OR_RETURN(ConvShapes s, Shapes(init, /*data=*/false, nhwc));
