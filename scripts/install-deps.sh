@@ -34,7 +34,7 @@ PEER_PKGS=(python3-venv python3-pip)
 PEER_PYPI=(
   tensorflow-cpu==2.21.0 keras==3.15.1
   onnxruntime==1.30.0 onnx
-  tensorflow-serving-api==2.21.0 grpcio-reflection==1.85.1 grpcio-health-checking==1.85.1
+  tensorflow-serving-api==2.21.0 grpcio-reflection==1.81.1 grpcio-health-checking==1.81.1
   "tritonclient[http,grpc]==2.73.0"
   tf2onnx==1.17.0
   kubernetes-validate==1.37.0
