@@ -164,8 +164,9 @@ class Collective {
   // gradients). The default (one worker) leaves them.
   virtual Status AllReduceSum(float* data, int64_t n, std::string_view what);
   // AllReduceMean and StartAllReduceMean without the division: every tensor replaced by its sum over the workers,
-  // with the same buckets. The defaults call AllReduceSum(data, n) on each tensor, and collect the tensors of a
-  // StartAllReduceSum until Wait.
+  // with the same buckets. The tensors are replaced by new ones: the buffers given are never written (the trainer
+  // passes a session's outputs as they are). The defaults call AllReduceSum(data, n) on a copy of each tensor, and
+  // collect the tensors of a StartAllReduceSum until Wait.
   virtual Status AllReduceSum(const std::vector<Tensor*>& tensors, std::string_view what);
   virtual StatusOr<std::unique_ptr<PendingAllReduce>> StartAllReduceSum(const std::vector<Shape>& shapes,
                                                                         std::string_view what);
@@ -211,8 +212,12 @@ struct TrainerOptions {
   // Multi-worker data parallelism (see Collective); null or size 1 = this process alone.
   std::shared_ptr<Collective> collective;
   // Multi-worker: each gradient bucket's reduction starts during the backward pass, as soon as its gradients exist
-  // (Collective::StartAllReduceMean), instead of after it. The same result bits either way.
+  // (Collective::StartAllReduceMean), instead of after it, when the reduced tensors (gradients and batch-norm
+  // statistics) total at least overlap_min_bytes. Below that the reduction runs after the backward pass: a small
+  // model's reduction takes less time than the MPI progress calls between the backward pass's kernels cost
+  // (docs/training.md, "Gradient buckets and overlap"). The same result bits either way. 0 = always overlap.
   bool overlap_allreduce = true;
+  int64_t overlap_min_bytes = int64_t{4} << 20;
   // Input shapes fixed up front for the model's inputs (graph::SessionOptions::input_signature), in every graph the
   // trainer compiles that reads them. Entries name model inputs; a fixed batch dimension applies to every batch,
   // validation batches included, so leave it free (-1) unless they all have that size.

@@ -21,6 +21,14 @@
 namespace strata::cli {
 namespace {
 
+// Bytes of the float32 gradients of the model's trainable weights (the trainer's overlap rule compares them).
+int64_t GradientBytes(const nn::Model& model) {
+  int64_t bytes = 0;
+  for (const nn::WeightSpec& w : model.weight_specs())
+    if (w.trainable) bytes += w.shape.NumElements() * 4;
+  return bytes;
+}
+
 // Saves a checkpoint through the manager at every epoch end, and every --checkpoint_steps steps.
 class SaveCheckpoints final : public train::Callback {
  public:
@@ -123,7 +131,7 @@ Status CheckWorkersAgree(train::MpiCollective& workers, const TrainFlags& f, con
                               "|", f.epochs, "|", f.optimizer, "|", f.learning_rate, "|", f.lr_schedule, "|",
                               f.warmup_epochs, "|", f.weight_decay, "|", f.global_clipnorm, "|", f.seed, "|",
                               f.deterministic, "|", f.steps_per_epoch, "|", f.resume, "|", f.sync_batch_norm, "|",
-                              f.allreduce_overlap);
+                              f.allreduce_overlap, "|", f.allreduce_overlap_given);
   for (const nn::WeightSpec& w : model.weight_specs())
     config += StrCat("|", w.name, ":", DTypeName(w.dtype), w.shape.ToString(), w.trainable ? "" : ":frozen");
   STRATA_RETURN_IF_ERROR(workers.CheckSame(config, "the model config and training flags"));
@@ -447,6 +455,7 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
   to.dataset_hash = dataset_hash;
   to.collective = workers;
   to.overlap_allreduce = f.allreduce_overlap;
+  if (f.allreduce_overlap_given) to.overlap_min_bytes = 0;  // the user's choice, whatever the size
   STRATA_ASSIGN_OR_RETURN(auto trainer, train::Trainer::Create(model.get(), c, to));
   if (f.sync_batch_norm) {
     const int synced = nn::SynchronizeBatchNormalization(*model);
@@ -553,6 +562,11 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
     if (const train::MpiCollective::OverlapStats& o = workers->overlap_stats(); chief && o.buckets > 0)
       std::printf("gradient buckets: %lld, %lld started during the backward pass, %lld reduced before it ended\n",
                   (long long)o.buckets, (long long)o.started_early, (long long)o.done_before_wait);
+    else if (chief && f.allreduce_overlap && !f.allreduce_overlap_given)
+      std::printf("gradient allreduce after the backward pass: %.2f MiB of gradients, under the %.0f MiB from which "
+                  "it overlaps the backward pass (--allreduce_overlap forces overlap)\n",
+                  static_cast<double>(GradientBytes(*model)) / (1 << 20),
+                  static_cast<double>(train::TrainerOptions().overlap_min_bytes) / (1 << 20));
     if (!chief) return Status::OK();
   }
   std::printf("trained %d epochs in %.1fs: %lld steps, %lld plan compilations (%lld plan-cache hits)\n",

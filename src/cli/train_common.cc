@@ -132,7 +132,8 @@ void AddTrainFlags(CLI::App* cmd, TrainFlags* f, bool training) {
                   "worker that is gone");
   cmd->add_flag(FlagNames("--allreduce_overlap"), f->allreduce_overlap,
                 "multi_worker_mirrored: start each bucket's allreduce during the backward pass, as soon as its "
-                "gradients exist (default true; =false: after the backward pass, the same result bits)");
+                "gradients exist (=false: after the backward pass; the same result bits). Default: overlap when the "
+                "gradients total 4 MiB or more");
   cmd->add_flag(FlagNames("--sync_batch_norm"), f->sync_batch_norm,
                 "Make the model's BatchNormalization layers synchronized (Keras SyncBatchNormalization): batch "
                 "statistics over every worker's batch");
@@ -205,6 +206,10 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f);
 Status ApplyConfig(CLI::App* cmd, TrainFlags* f) {
   STRATA_RETURN_IF_ERROR(RejectUnknownFlags(cmd));
   STRATA_RETURN_IF_ERROR(ApplyConfigFile(cmd, f));
+  try {
+    if (cmd->count("--allreduce_overlap") > 0) f->allreduce_overlap_given = true;
+  } catch (const CLI::OptionNotFound&) {  // a command without the flag
+  }
   return CheckTrainPyFlags(*f);
 }
 
@@ -303,6 +308,7 @@ Status ApplyConfigFile(CLI::App* cmd, TrainFlags* f) {
              key == "random_flip" || key == "random_crop" || key == "allreduce_overlap" ||
              key == "sync_batch_norm") {
       if (!v.is_bool()) return InvalidArgumentError(f->config, ": '", key, "' must be true or false");
+      if (key == "allreduce_overlap") f->allreduce_overlap_given = true;
       (key == "allreduce_overlap"  ? f->allreduce_overlap
        : key == "sync_batch_norm"  ? f->sync_batch_norm
        : key == "random_flip"      ? f->random_flip

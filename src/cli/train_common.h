@@ -65,7 +65,8 @@ struct TrainFlags {
   // multi_worker_mirrored (docs/training.md "Multi-worker training").
   double allreduce_bucket_mb = 25;    // gradient buckets of this many MB, each its own non-blocking allreduce
   double collective_timeout_s = 60;   // the longest any worker waits for the others
-  bool allreduce_overlap = true;      // each gradient bucket's allreduce starts during the backward pass
+  bool allreduce_overlap = true;      // each gradient bucket's allreduce starts during the backward pass...
+  bool allreduce_overlap_given = false;  // ...when the flag was given; else only for gradients of 4 MiB or more
   bool sync_batch_norm = false;       // the model's BatchNormalization layers synchronized across the workers
   // Data subsets (train and validation): keep the examples of these labels, relabelled 0..k-1 in this order; and
   // the first N examples of each class of the training set (IDX data; 0 = all).

@@ -55,6 +55,7 @@ Status Collective::AllReduceSum(const std::vector<Tensor*>& tensors, std::string
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i]->dtype() != DType::kFloat32)
       return InvalidArgumentError(what, ": tensor ", i, " is ", tensors[i]->TypeString(), "; only float32 is reduced");
+    *tensors[i] = tensors[i]->Clone();  // a new tensor replaces the one given, whose buffer is not written
     STRATA_RETURN_IF_ERROR(AllReduceSum(tensors[i]->data<float>(), tensors[i]->num_elements(), what));
   }
   return Status::OK();

@@ -424,7 +424,11 @@ Status MpiCollective::ReduceTensors(const std::vector<Tensor*>& tensors, float s
   for (size_t b = 0; b < buckets.size(); ++b) {
     const int64_t n = BucketLayout(sizes, buckets[b].first, buckets[b].second, &offsets[b]);
     if (buckets[b].second - buckets[b].first == 1) {
-      data[b] = tensors[buckets[b].first]->data<float>();  // a bucket of one tensor is reduced where it is
+      // A bucket of one tensor is reduced in a copy of it, which then replaces it (the caller's buffer, which a
+      // session may share, is never written).
+      Tensor& t = *tensors[buckets[b].first];
+      t = t.Clone();
+      data[b] = t.data<float>();
     } else {
       std::vector<float>& buf = buffers_[b];
       buf.resize(n);
@@ -439,10 +443,13 @@ Status MpiCollective::ReduceTensors(const std::vector<Tensor*>& tensors, float s
   const auto t0 = std::chrono::steady_clock::now();
   STRATA_RETURN_IF_ERROR(reduction.Finish());
   last_wait_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (size_t b = 0; b < buckets.size(); ++b) {  // the means of fused buckets back into their tensors
+  for (size_t b = 0; b < buckets.size(); ++b) {  // the means of fused buckets into new tensors that replace them
     if (buckets[b].second - buckets[b].first == 1) continue;
-    for (size_t i = buckets[b].first; i < buckets[b].second; ++i)
-      std::memcpy(tensors[i]->data<float>(), data[b] + offsets[b][i - buckets[b].first], tensors[i]->byte_size());
+    for (size_t i = buckets[b].first; i < buckets[b].second; ++i) {
+      Tensor out = Tensor::Empty(DType::kFloat32, tensors[i]->shape());
+      std::memcpy(out.data<float>(), data[b] + offsets[b][i - buckets[b].first], out.byte_size());
+      *tensors[i] = std::move(out);
+    }
   }
   return Status::OK();
 }

@@ -514,12 +514,20 @@ std::vector<std::pair<std::string, std::string>> ReducedOutputs(const CompiledGr
   return all;
 }
 
+// Bytes of the gradients a multi-worker step reduces (TrainerOptions::overlap_min_bytes compares them).
+int64_t GradientBytes(const CompiledGraph& cg, const TrainingState& state) {
+  int64_t bytes = 0;
+  for (const auto& [weight, out] : cg.grad_outputs) bytes += state.weights.at(weight).shape().NumElements() * 4;
+  return bytes;
+}
+
 }  // namespace
 
 // Multi-worker step, the gradient graph: its run reduces through the collective (SyncBatchNormalization), and with
-// overlap_allreduce each gradient (reverse layer order), then each batch-norm statistic, joins the collective's
-// overlapped sum as soon as the run has computed it, its bucket's reduction starting when the bucket is complete
-// (the graph divided the loss and the statistics by the number of workers: the sums are the means).
+// overlap_allreduce (and gradients of at least overlap_min_bytes) each gradient (reverse layer order), then each
+// batch-norm statistic, joins the collective's overlapped sum as soon as the run has computed it, its bucket's
+// reduction starting when the bucket is complete (the graph divided the loss and the statistics by the number of
+// workers: the sums are the means).
 Status Trainer::Impl::RunGradientStep(const std::vector<std::pair<std::string, Tensor>>& feeds,
                                       std::vector<Tensor>* results) {
   CompiledGraph& cg = *train;
@@ -537,7 +545,7 @@ Status Trainer::Impl::RunGradientStep(const std::vector<std::pair<std::string, T
   };
   pending.reset();
   std::vector<int> pending_of_fetch(cg.fetches.size(), -1);  // fetch -> index in the overlapped reduction
-  if (options.overlap_allreduce) {
+  if (options.overlap_allreduce && GradientBytes(cg, state) >= options.overlap_min_bytes) {
     std::vector<Shape> shapes;
     hooks.taken_fetches.assign(cg.fetches.size(), 0);
     for (const auto& [weight, out] : ReducedOutputs(cg)) {
@@ -581,20 +589,10 @@ Status Trainer::Impl::ApplyAveragedGradients(std::vector<Tensor>& results) {
     return RunUpdateGraph(results);
   }
   const auto t0 = std::chrono::steady_clock::now();  // the copies count too, as the overlapped path's do
-  std::vector<Tensor*> grads;
-  for (const auto& [weight, out] : cg.grad_outputs) {
-    Tensor& g = results[cg.fetch_index.at(out)];
-    g = g.Clone();  // the reduction writes in place: never into a buffer the session may share
-    grads.push_back(&g);
-  }
-  std::vector<Tensor*> stats;
-  for (const auto& [weight, out] : cg.weight_outputs) {
-    Tensor& t = results[cg.fetch_index.at(out)];
-    t = t.Clone();
-    stats.push_back(&t);
-  }
-  for (Tensor* t : stats) grads.push_back(t);
-  STRATA_RETURN_IF_ERROR(options.collective->AllReduceSum(grads, "the gradients"));
+  // The collective replaces each tensor by a new one holding the sum; it never writes into the session's buffers.
+  std::vector<Tensor*> reduced;
+  for (const auto& [weight, out] : ReducedOutputs(cg)) reduced.push_back(&results[cg.fetch_index.at(out)]);
+  STRATA_RETURN_IF_ERROR(options.collective->AllReduceSum(reduced, "the gradients"));
   comm_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return RunUpdateGraph(results);
 }

@@ -204,9 +204,20 @@ int main() {
   for (bool deterministic : {false, true}) {
     c.set_deterministic(deterministic);
     std::vector<Tensor> plain = Values(shapes, 9, /*exact=*/true);
+    const std::vector<Tensor> given = plain;  // the same buffers: a session's, which the reduction must not write
     std::vector<Tensor*> ptrs;
     for (Tensor& t : plain) ptrs.push_back(&t);
     Check(c.AllReduceSum(ptrs, "test").ok(), "AllReduceSum of tensors");
+    {
+      const std::vector<Tensor> fresh = Values(shapes, 9, /*exact=*/true);
+      bool untouched = true, replaced = true;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        untouched = untouched && std::memcmp(given[i].raw_data(), fresh[i].raw_data(), fresh[i].byte_size()) == 0;
+        replaced = replaced && plain[i].raw_data() != given[i].raw_data();
+      }
+      Check(untouched, "AllReduceSum leaves the buffers it was given as they were (fused and lone buckets)");
+      Check(replaced, "AllReduceSum replaces every tensor by a new one");
+    }
     auto pending = c.StartAllReduceSum(shapes, "test");
     Check(pending.ok(), "StartAllReduceSum");
     if (!pending.ok()) break;

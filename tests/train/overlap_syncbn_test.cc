@@ -53,8 +53,10 @@ class MirrorCollective final : public Collective {
   }
   Status AllReduceSum(const std::vector<Tensor*>& tensors, std::string_view) override {
     ++tensor_sums;
-    for (Tensor* t : tensors)
+    for (Tensor* t : tensors) {
+      *t = t->Clone();  // replaced, as Collective's contract says: the session's buffers are not written
       for (int64_t i = 0; i < t->num_elements(); ++i) t->data<float>()[i] *= 2;
+    }
     return Status::OK();
   }
   // SyncBatchNormalization's statistics.
@@ -92,12 +94,15 @@ std::unique_ptr<nn::Model> ConvBn(bool synchronized) {
                                      "conv_bn");
 }
 
-std::map<std::string, Tensor> Train(nn::Model* model, std::shared_ptr<Collective> c, bool overlap, int steps) {
+// overlap_min_bytes 0: overlap whatever the size (this model's gradients are far below the default's 4 MiB).
+std::map<std::string, Tensor> Train(nn::Model* model, std::shared_ptr<Collective> c, bool overlap, int steps,
+                                    int64_t overlap_min_bytes = 0) {
   TrainerOptions o;
   o.seed = 4;
   o.deterministic = true;
   o.collective = std::move(c);
   o.overlap_allreduce = overlap;
+  o.overlap_min_bytes = overlap_min_bytes;
   auto t = Trainer::Create(model, testutil::Compile("sgd", 0.1), o);
   EXPECT_TRUE(t.ok()) << t.status().ToString();
   if (!t.ok()) return {};
@@ -139,6 +144,30 @@ TEST(OverlapTest, EveryGradientJoinsTheReductionDuringTheRunAndTheResultIsTheSam
   // the mean of equal gradients and statistics, the gradients themselves.
   auto m3 = ConvBn(false);
   ExpectClose(overlapped, Train(m3.get(), nullptr, true, 3), 1e-6);
+}
+
+// The default rule: gradients under TrainerOptions::overlap_min_bytes (4 MiB) are reduced after the backward pass,
+// those at or above it during it; the same weights either way.
+TEST(OverlapTest, SmallGradientsAreReducedAfterTheBackwardPassByDefault) {
+  auto small_c = std::make_shared<MirrorCollective>();
+  auto m1 = ConvBn(false);
+  const auto small = Train(m1.get(), small_c, true, 2, TrainerOptions().overlap_min_bytes);
+  EXPECT_EQ(TrainerOptions().overlap_min_bytes, int64_t{4} << 20);
+  EXPECT_EQ(small_c->starts, 0);
+  EXPECT_EQ(small_c->adds, 0);
+  EXPECT_EQ(small_c->tensor_sums, 2);
+  // The threshold at this model's gradient bytes (conv 3x3x2x3 + 3, gamma 3, beta 3, dense 48x3 + 3): overlapped.
+  const int64_t bytes = (3 * 3 * 2 * 3 + 3 + 3 + 3 + 48 * 3 + 3) * 4;
+  auto at_c = std::make_shared<MirrorCollective>();
+  auto m2 = ConvBn(false);
+  const auto at = Train(m2.get(), at_c, true, 2, bytes);
+  EXPECT_EQ(at_c->starts, 2);
+  EXPECT_EQ(at_c->adds, 2 * 8);  // every gradient and statistic added during the runs
+  auto above_c = std::make_shared<MirrorCollective>();
+  auto m3 = ConvBn(false);
+  Train(m3.get(), above_c, true, 2, bytes + 1);
+  EXPECT_EQ(above_c->starts, 0);
+  EXPECT_TRUE(testutil::SameBits(small, at));
 }
 
 TEST(SyncBatchNormTrainTest, TwoWorkersWithTheSameBatchTrainAsOneWorkerWithBatchNorm) {
