@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "graph/interpreter.h"
+#include "ops/dnnl/bf16_probe.h"
 #include "ops/op.h"
 #include "tests/ops/op_harness.h"
 
@@ -1400,6 +1401,31 @@ TEST(DnnlBf16Test, ParsePrecision) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("--precision expects 'fp32' or 'bf16', got 'fp16'"), std::string::npos)
       << bad.status().message();
+}
+
+// The start-up probe of bfloat16 against float32 speed (ops/dnnl/bf16_probe.h): the warning is given exactly when
+// bfloat16 ran slower, and names the rates and the way to skip the probe.
+TEST(DnnlBf16Test, SlowerBf16IsWarnedAboutAndFasterIsNot) {
+  const std::string slow = ops::onednn::Bf16SlowerWarning({.f32_gflops = 326, .bf16_gflops = 168}, "mixed_bfloat16");
+  EXPECT_NE(slow.find("mixed_bfloat16: this CPU ran a bfloat16 matmul at 168 GFLOPS against 326 in float32 (0.52x)"),
+            std::string::npos)
+      << slow;
+  EXPECT_NE(slow.find("likely to be slower than float32"), std::string::npos) << slow;
+  EXPECT_NE(slow.find("STRATA_BF16_PROBE=0"), std::string::npos) << slow;
+  EXPECT_EQ(ops::onednn::Bf16SlowerWarning({.f32_gflops = 451, .bf16_gflops = 882}, "--precision bf16"), "");
+  EXPECT_EQ(ops::onednn::Bf16SlowerWarning({.f32_gflops = 300, .bf16_gflops = 300}, "--precision bf16"), "");
+  EXPECT_EQ(ops::onednn::Bf16SlowerWarning({}, "--precision bf16"), "");  // no figures: nothing to say
+}
+
+TEST(DnnlBf16Test, TheProbeMeasuresBothPrecisions) {
+  if (!__builtin_cpu_supports("avx512bf16")) GTEST_SKIP() << "no avx512_bf16: the probe is never run here";
+  auto probe = ops::onednn::ProbeBf16Speed();
+  ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+  // A 512^3 matmul on any CPU this runs on: between 1 GFLOPS and 100 TFLOPS, in each precision.
+  EXPECT_GT(probe->f32_gflops, 1);
+  EXPECT_LT(probe->f32_gflops, 1e5);
+  EXPECT_GT(probe->bf16_gflops, 1);
+  EXPECT_LT(probe->bf16_gflops, 1e5);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "core/logging.h"
 #include "ops/compute_dtype.h"
+#include "ops/dnnl/bf16_probe.h"
 
 namespace strata::ops::onednn {
 namespace {
@@ -190,7 +191,21 @@ bool UseBf16(const KernelInit& init) {
   const bool policy = a != nullptr && a->type() == Attribute::Type::kString;
   const bool want = policy ? a->s() == kComputeBFloat16 : init.precision == graph::Precision::kBf16;
   if (!want) return false;
-  if (NativeBf16()) return true;
+  if (NativeBf16()) {
+    static std::once_flag probed;
+    std::call_once(probed, [policy] {
+      const char* env = std::getenv("STRATA_BF16_PROBE");
+      if (env != nullptr && std::strcmp(env, "0") == 0) return;
+      StatusOr<Bf16Probe> probe = ProbeBf16Speed();
+      if (!probe.ok()) {
+        LogWarning(probe.status().message());
+        return;
+      }
+      const std::string warning = Bf16SlowerWarning(*probe, policy ? "mixed_bfloat16" : "--precision bf16");
+      if (!warning.empty()) LogWarning(warning);
+    });
+    return true;
+  }
   static std::once_flag warned, warned_policy;
   if (policy) {
     std::call_once(warned_policy, [] {
