@@ -288,10 +288,6 @@ struct RowBlocks {
   }
 };
 
-// X's values in float32 or bfloat16 (a bfloat16 activation, Plan::StoreBf16: widened exactly; cpu/bf16.h).
-inline float Load(const float* p) { return *p; }
-inline float Load(const uint16_t* p) { return Bf16ToFloat(*p); }
-
 // Per channel, over every row: S1, S2 (and with dy: Sd, Sdx), shifted by the first row's values.
 // dY float32, or bfloat16 (a bfloat16 gradient under mixed_bfloat16, Plan::StoreBf16).
 template <typename In, typename G = float>
@@ -313,7 +309,7 @@ void ChannelSumsNhwc(const In* x, const G* dy, int64_t rows, int64_t c, std::vec
         if (dy == nullptr) {
 #pragma omp simd
           for (int64_t j = 0; j < c; ++j) {
-            const float d = Load(xr + j) - Load(x + j);
+            const float d = LoadF(xr, j) - LoadF(x, j);
             a1[j] += d;
             a2[j] += d * d;
           }
@@ -321,7 +317,7 @@ void ChannelSumsNhwc(const In* x, const G* dy, int64_t rows, int64_t c, std::vec
           const G* gr = dy + r * c;
 #pragma omp simd
           for (int64_t j = 0; j < c; ++j) {
-            const float d = Load(xr + j) - Load(x + j), g = Load(gr + j);
+            const float d = LoadF(xr, j) - LoadF(x, j), g = LoadF(gr, j);
             a1[j] += d;
             a2[j] += d * d;
             ad[j] += g;
@@ -338,9 +334,8 @@ void ChannelSumsNhwc(const In* x, const G* dy, int64_t rows, int64_t c, std::vec
 }
 
 // y[r, j] = x[r, j] * a[j] + b[j] (and + k2[j] * x2[r, j] when x2 is given), rows split across threads.
-// float32 stored as float32, or rounded to bfloat16 (nearest even, as oneDNN's f32 -> bf16 reorder; cpu/bf16.h).
-inline void Store(float* y, float v) { *y = v; }
-inline void Store(uint16_t* y, float v) { *y = FloatToBf16(v); }
+// float32 stored as float32, or rounded to bfloat16 (nearest even, as oneDNN's f32 -> bf16 reorder; StoreF,
+// cpu/bf16.h).
 
 // x and x2 float32 or bfloat16 (In, In2), y float32 or bfloat16 (Out).
 template <typename In, typename In2, typename Out>
@@ -352,11 +347,11 @@ void AffineRowsNhwc(const In* x, const In2* x2, const float* a, const float* b, 
       Out* yr = y + r * c;
       if (x2 == nullptr) {
 #pragma omp simd
-        for (int64_t j = 0; j < c; ++j) Store(yr + j, Load(xr + j) * a[j] + b[j]);
+        for (int64_t j = 0; j < c; ++j) StoreF(yr, j, LoadF(xr, j) * a[j] + b[j]);
       } else {
         const In2* zr = x2 + r * c;
 #pragma omp simd
-        for (int64_t j = 0; j < c; ++j) Store(yr + j, Load(xr + j) * a[j] + Load(zr + j) * k2[j] + b[j]);
+        for (int64_t j = 0; j < c; ++j) StoreF(yr, j, LoadF(xr, j) * a[j] + LoadF(zr, j) * k2[j] + b[j]);
       }
     }
   });
@@ -395,7 +390,7 @@ class BatchNormTrainingNhwc final : public Kernel, public Bf16InputKernel, publi
       std::vector<float> a(c), b(c);
       const double m = static_cast<double>(rows);
       for (int64_t j = 0; j < c; ++j) {
-        ChannelMoments(sums[j], sums[c + j], Load(px + j), m, &mean[j], &var[j]);
+        ChannelMoments(sums[j], sums[c + j], LoadF(px, j), m, &mean[j], &var[j]);
         a[j] = scale[j] / std::sqrt(var[j] + eps_);
         b[j] = bias[j] - mean[j] * a[j];
       }
@@ -442,7 +437,7 @@ class BatchNormTrainingGradNhwc final : public Kernel, public Bf16InputKernel, p
         const double m = static_cast<double>(rows);
         for (int64_t j = 0; j < c; ++j) {
           const Sums sj{sums[j], sums[c + j], sums[2 * c + j], sums[3 * c + j]};
-          const ChannelGrad k = ChannelGradient(sj, Load(px + j), m, scale[j], eps_);
+          const ChannelGrad k = ChannelGradient(sj, LoadF(px, j), m, scale[j], eps_);
           dbias[j] = k.dbias;
           dscale[j] = k.dscale;
           k1[j] = k.k1;
