@@ -3,6 +3,7 @@
 // exactly as the reference kernel does.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -62,15 +63,20 @@ StatusOr<DepthwiseGradShapes> ReadDepthwiseGradShapes(const KernelInit& init, St
 // strata.ConvBackwardFilter with dY and X channels-last and a plain dW, 2-D and non-empty, whose dY has the output
 // shape of the forward convolution of X (channels x[3]) by W, and that convolution's geometry (2-D: index 0 is the
 // unit depth axis); otherwise `decline`'s status.
-// Their last step: dW[o, k] (and dB[o] when `db` is not null) in float32 from the per-task double sums, laid out
-// [task][tap, then dB as tap `taps`][output channel], added in task order (the result does not depend on threads).
-void WriteFilterGradSums(const double* sums, int64_t tasks, int64_t taps, int64_t channels, float* dw, float* db);
 struct ChannelsLastConvGrad {
   Shape dy, x, w;
   nn::Geometry3 f;
 };
 StatusOr<ChannelsLastConvGrad> ReadChannelsLastConvGrad(const KernelInit& init,
                                                         Status (*decline)(std::string_view why));
+// Their run, after their own shape checks: the `rows` output rows split into `tasks` contiguous runs, each task
+// adding its rows into its own double sums acc[taps + 1][channels] (the bias sum as tap `taps`; zeroed first, in the
+// kernel's scratch of FilterGradScratchBytes) through row(r, bias, acc), `bias` telling whether dB is wanted; then
+// dW (output 0, shape `w`: [channels][taps]) and dB (output 1, [channels], when wanted) in float32 from the tasks'
+// sums added in task order (the result does not depend on threads).
+size_t FilterGradScratchBytes(int64_t tasks, int64_t taps, int64_t channels);
+Status RunFilterGradTasks(KernelContext& ctx, const Shape& w, int64_t tasks, int64_t rows, int64_t taps,
+                          int64_t channels, const std::function<void(int64_t r, bool bias, double* acc)>& row);
 
 // sum.cc: Sum of two or more float32 inputs of one shape known at plan time (no broadcasting), bit for bit the
 // reference's order, split across threads.

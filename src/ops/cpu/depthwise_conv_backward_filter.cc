@@ -145,6 +145,9 @@ StatusOr<ChannelsLastConvGrad> ReadChannelsLastConvGrad(const KernelInit& init,
   return ChannelsLastConvGrad{y, x, w, cg->g};
 }
 
+namespace {
+
+// dW[o, k] (and dB[o] when `db` is not null) from the per-task sums [task][tap, then dB as tap `taps`][channel].
 void WriteFilterGradSums(const double* sums, int64_t tasks, int64_t taps, int64_t channels, float* dw, float* db) {
   const int64_t stride = (taps + 1) * channels;
   for (int64_t o = 0; o < channels; ++o) {
@@ -159,6 +162,35 @@ void WriteFilterGradSums(const double* sums, int64_t tasks, int64_t taps, int64_
       }
     }
   }
+}
+
+}  // namespace
+
+size_t FilterGradScratchBytes(int64_t tasks, int64_t taps, int64_t channels) {
+  return sizeof(double) * static_cast<size_t>(tasks * (taps + 1) * channels) + 64;
+}
+
+Status RunFilterGradTasks(KernelContext& ctx, const Shape& w, int64_t tasks, int64_t rows, int64_t taps,
+                          int64_t channels, const std::function<void(int64_t r, bool bias, double* acc)>& row) {
+  STRATA_ASSIGN_OR_RETURN(Tensor * dw, ctx.Output(0, DType::kFloat32, w));
+  float* pdb = nullptr;
+  if (ctx.output_wanted(1)) {
+    STRATA_ASSIGN_OR_RETURN(Tensor * db, ctx.Output(1, DType::kFloat32, Shape{channels}));
+    pdb = db->data<float>();
+  }
+  STRATA_ASSIGN_OR_RETURN(void* scratch, ctx.Scratch(FilterGradScratchBytes(tasks, taps, channels)));
+  double* sums = static_cast<double*>(scratch);
+  const int64_t stride = (taps + 1) * channels;
+  const bool bias = pdb != nullptr;
+  ParallelFor(tasks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      double* acc = sums + t * stride;
+      std::fill(acc, acc + stride, 0.0);
+      for (int64_t r = rows * t / tasks; r < rows * (t + 1) / tasks; ++r) row(r, bias, acc);
+    }
+  });
+  WriteFilterGradSums(sums, tasks, taps, channels, dw->data<float>(), pdb);
+  return Status::OK();
 }
 
 StatusOr<std::unique_ptr<Kernel>> CreateDepthwiseConvBackwardFilter(const KernelInit& init) {

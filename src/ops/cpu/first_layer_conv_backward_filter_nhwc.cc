@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/parallel.h"
 #include "ops/cpu/cpu_kernels.h"
 #include "ops/cpu/isa_begin.h"
 #include "ops/defs/grad/conv_grad_util.h"
@@ -72,9 +71,7 @@ class FirstLayerBackwardFilterNhwc final : public Kernel {
   std::string_view name() const override { return "cpu"; }
 
   // Per task: double sums of every tap and the bias, [taps + 1][M].
-  size_t scratch_bytes() const override {
-    return sizeof(double) * static_cast<size_t>(tasks_ * (g_.kh * g_.kw + 1) * g_.m) + 64;
-  }
+  size_t scratch_bytes() const override { return FilterGradScratchBytes(tasks_, g_.kh * g_.kw, g_.m); }
 
   Status Run(KernelContext& ctx) const override {
     const Geometry& g = g_;
@@ -84,30 +81,13 @@ class FirstLayerBackwardFilterNhwc final : public Kernel {
       return ctx.Error("dY ", dy.shape().ToString(), " and X ", x.shape().ToString(),
                        " differ from the shapes the plan was made for (dY [", g.n, ",", g.oh, ",", g.ow, ",", g.m,
                        "], X [", g.n, ",", g.h, ",", g.w, ",1])");
-    STRATA_ASSIGN_OR_RETURN(Tensor * dw, ctx.Output(0, DType::kFloat32, w_));
-    float* pdb = nullptr;
-    if (ctx.output_wanted(1)) {
-      STRATA_ASSIGN_OR_RETURN(Tensor * db, ctx.Output(1, DType::kFloat32, Shape{g.m}));
-      pdb = db->data<float>();
-    }
-    STRATA_ASSIGN_OR_RETURN(void* scratch, ctx.Scratch(scratch_bytes()));
-    double* sums = static_cast<double*>(scratch);
-    const int64_t taps = g.kh * g.kw, stride = (taps + 1) * g.m, rows = g.n * g.oh;
     const float* px = x.data<float>();
     const float* pdy = dy.data<float>();
-    ParallelFor(tasks_, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        double* acc = sums + t * stride;
-        std::fill(acc, acc + stride, 0.0);
-        for (int64_t r = rows * t / tasks_; r < rows * (t + 1) / tasks_; ++r) {
-          int64_t ob = 0;
-          for (; ob + 32 <= g.m; ob += 32) Row<2>(px, pdy, r, ob, acc);
-          if (ob < g.m) Row<1>(px, pdy, r, ob, acc);
-        }
-      }
+    return RunFilterGradTasks(ctx, w_, tasks_, g.n * g.oh, g.kh * g.kw, g.m, [&](int64_t r, bool, double* acc) {
+      int64_t ob = 0;  // the bias sum is a by-product of the rows' loads: kept whether or not dB is wanted
+      for (; ob + 32 <= g.m; ob += 32) Row<2>(px, pdy, r, ob, acc);
+      if (ob < g.m) Row<1>(px, pdy, r, ob, acc);
     });
-    WriteFilterGradSums(sums, tasks_, taps, g.m, dw->data<float>(), pdb);
-    return Status::OK();
   }
 
  private:
