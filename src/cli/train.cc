@@ -21,14 +21,6 @@
 namespace strata::cli {
 namespace {
 
-// Bytes of the float32 gradients of the model's trainable weights (the trainer's overlap rule compares them).
-int64_t GradientBytes(const nn::Model& model) {
-  int64_t bytes = 0;
-  for (const nn::WeightSpec& w : model.weight_specs())
-    if (w.trainable) bytes += w.shape.NumElements() * 4;
-  return bytes;
-}
-
 // Saves a checkpoint through the manager at every epoch end, and every --checkpoint_steps steps.
 class SaveCheckpoints final : public train::Callback {
  public:
@@ -565,7 +557,7 @@ Status RunTrainIn(CLI::App* cmd, TrainFlags f, std::shared_ptr<train::MpiCollect
     else if (chief && f.allreduce_overlap && !f.allreduce_overlap_given)
       std::printf("gradient allreduce after the backward pass: %.2f MiB of gradients, under the %.0f MiB from which "
                   "it overlaps the backward pass (--allreduce_overlap forces overlap)\n",
-                  static_cast<double>(GradientBytes(*model)) / (1 << 20),
+                  static_cast<double>(model->CountParams(/*trainable_only=*/true) * sizeof(float)) / (1 << 20),
                   static_cast<double>(train::TrainerOptions().overlap_min_bytes) / (1 << 20));
     if (!chief) return Status::OK();
   }

@@ -514,13 +514,6 @@ std::vector<std::pair<std::string, std::string>> ReducedOutputs(const CompiledGr
   return all;
 }
 
-// Bytes of the gradients a multi-worker step reduces (TrainerOptions::overlap_min_bytes compares them).
-int64_t GradientBytes(const CompiledGraph& cg, const TrainingState& state) {
-  int64_t bytes = 0;
-  for (const auto& [weight, out] : cg.grad_outputs) bytes += state.weights.at(weight).shape().NumElements() * 4;
-  return bytes;
-}
-
 }  // namespace
 
 // Multi-worker step, the gradient graph: its run reduces through the collective (SyncBatchNormalization), and with
@@ -545,7 +538,9 @@ Status Trainer::Impl::RunGradientStep(const std::vector<std::pair<std::string, T
   };
   pending.reset();
   std::vector<int> pending_of_fetch(cg.fetches.size(), -1);  // fetch -> index in the overlapped reduction
-  if (options.overlap_allreduce && GradientBytes(cg, state) >= options.overlap_min_bytes) {
+  // The gradients are float32, one per trainable parameter (cg.grad_outputs).
+  const int64_t gradient_bytes = model->CountParams(/*trainable_only=*/true) * static_cast<int64_t>(sizeof(float));
+  if (options.overlap_allreduce && gradient_bytes >= options.overlap_min_bytes) {
     std::vector<Shape> shapes;
     hooks.taken_fetches.assign(cg.fetches.size(), 0);
     for (const auto& [weight, out] : ReducedOutputs(cg)) {
