@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
 #include "ops/dnnl/dnnl_common.h"
@@ -15,19 +14,17 @@ namespace {
 
 // Seconds of the fastest of `runs` runs of a matmul M = N = K = n with sources of type `dt` and a float32 output.
 StatusOr<double> FastestMatmulSeconds(dnnl::memory::data_type dt, dnnl::memory::dim n, int runs) {
-  using dnnl::memory;
-  try {
+  return Guard("bfloat16 speed probe", [&]() -> StatusOr<double> {
     const dnnl::engine& eng = CpuEngine();
-    const memory::desc a({n, n}, dt, memory::format_tag::ab);
-    const memory::desc b({n, n}, dt, memory::format_tag::ab);
-    const memory::desc c({n, n}, memory::data_type::f32, memory::format_tag::ab);
+    const Dims dims = {n, n};
+    const Md a = PlainMd(dims, dt), b = PlainMd(dims, dt), c = PlainMd(dims);
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), eng);
-    memory ma(a, eng), mb(b, eng), mc(c, eng);
+    dnnl::memory ma(a, eng), mb(b, eng), mc(c, eng);
     std::memset(ma.get_data_handle(), 0, a.get_size());
     std::memset(mb.get_data_handle(), 0, b.get_size());
     const dnnl::matmul prim(pd);
     dnnl::stream stream(eng);
-    const std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+    const std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
     double best = 0;
     for (int r = -1; r < runs; ++r) {  // run -1: the warm-up
       const auto t0 = std::chrono::steady_clock::now();
@@ -37,9 +34,7 @@ StatusOr<double> FastestMatmulSeconds(dnnl::memory::data_type dt, dnnl::memory::
       if (r >= 0 && (best == 0 || s < best)) best = s;
     }
     return best;
-  } catch (const dnnl::error& e) {
-    return InternalError("bfloat16 speed probe: oneDNN: ", e.what());
-  }
+  });
 }
 
 }  // namespace
